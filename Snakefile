@@ -1,0 +1,22 @@
+# Auto-tuning strategy benchmarking suite: entry point.
+# `snakemake --cores all` runs the full study (config/config.yaml);
+# `snakemake --cores 2 --configfile config/test.yaml` the tiny one.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+# A --configfile given on the command line replaces the full study's config (not merged into it).
+if not workflow.overwrite_configfiles:
+
+    configfile: f"{workflow.basedir}/config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/spaces.smk"
+
+
+rule all:
+    input:
+        get_final_outputs(),
+    default_target: True

@@ -1,0 +1,89 @@
+"""Command-line entry points called by the Snakemake rules: `python -m analysis.cli <command> ...`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from analysis import logs
+from analysis.errors import InputError
+
+log = logging.getLogger("analysis.cli")
+
+
+def _import_space(a: argparse.Namespace) -> None:
+    from analysis.spaces.importers import import_space
+
+    space = import_space(a.source, kernel=a.kernel, device=a.device, fmt=a.format,
+                         definition=a.definition or None, objectives=json.loads(a.objectives))
+    space.save(a.parquet, a.meta)
+
+
+def _fronts(a: argparse.Namespace) -> None:
+    from analysis.spaces import fronts
+
+    fronts.run(a.space_parquet, a.space_meta, json.loads(a.objective_sets), a.parquet, a.json)
+
+
+def _spaces_table(a: argparse.Namespace) -> None:
+    from analysis.io import write_csv, write_text
+    from analysis.spaces.table import COLUMN_DOCS, spaces_table, to_markdown
+
+    if len(a.meta) != len(a.fronts):
+        raise SystemExit("spaces-table: --meta and --fronts need the same number of files")
+    df = spaces_table(a.meta, a.fronts)
+    write_csv(df, a.csv)
+    write_text(to_markdown(df, "Search spaces", COLUMN_DOCS), a.md)
+    log.info("spaces table: %d spaces -> %s, %s", len(df), a.csv, a.md)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser with one sub-command per library entry point."""
+    p = argparse.ArgumentParser(prog="python -m analysis.cli", description=__doc__)
+    p.add_argument("--log", help="also write the log to this file")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("import-space", help="import a cache/T4 file into the space store")
+    s.add_argument("--source", required=True)
+    s.add_argument("--kernel", required=True)
+    s.add_argument("--device", required=True)
+    s.add_argument("--format", default="auto")
+    s.add_argument("--definition", default="")
+    s.add_argument("--objectives", default="{}", help="JSON: source field -> objective")
+    s.add_argument("--parquet", required=True)
+    s.add_argument("--meta", required=True)
+    s.set_defaults(func=_import_space)
+
+    s = sub.add_parser("fronts", help="true Pareto fronts of a stored space")
+    s.add_argument("--space-parquet", required=True)
+    s.add_argument("--space-meta", required=True)
+    s.add_argument("--objective-sets", required=True, help="JSON: set name -> objectives")
+    s.add_argument("--parquet", required=True)
+    s.add_argument("--json", required=True)
+    s.set_defaults(func=_fronts)
+
+    s = sub.add_parser("spaces-table", help="tables/spaces.csv and .md")
+    s.add_argument("--meta", nargs="+", required=True)
+    s.add_argument("--fronts", nargs="+", required=True)
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.set_defaults(func=_spaces_table)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; bad input ends with its message and exit status 2."""
+    args = parser().parse_args(argv)
+    logs.configure(args.log)
+    try:
+        args.func(args)
+    except InputError as exc:
+        log.error("%s", exc)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

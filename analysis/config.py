@@ -1,0 +1,91 @@
+"""Validation of the study configuration against workflow/schemas/config.schema.yaml."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Iterable
+
+import jsonschema
+import yaml
+
+from analysis.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def load_schema() -> dict[str, Any]:
+    """The config schema as a dict."""
+    return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+def _fill_defaults(instance: Any, schema: dict[str, Any]) -> None:
+    """Insert the schema's defaults for absent keys, recursively through objects and arrays."""
+    if isinstance(instance, dict):
+        for key, sub in schema.get("properties", {}).items():
+            if key not in instance and "default" in sub:
+                instance[key] = copy.deepcopy(sub["default"])
+            if key in instance:
+                _fill_defaults(instance[key], sub)
+    elif isinstance(instance, list) and isinstance(schema.get("items"), dict):
+        for item in instance:
+            _fill_defaults(item, schema["items"])
+
+
+def _where(path: Iterable[Any]) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "<top level>"
+
+
+def _message(error: jsonschema.ValidationError, schema: dict[str, Any]) -> tuple[str, str]:
+    where = _where(error.absolute_path)
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        return f"{where}.{extra[0]}" if error.absolute_path else extra[0], (
+            f"unknown key '{extra[0]}' (allowed here: {', '.join(allowed)})")
+    if error.validator == "required":
+        missing = error.message.split("'")[1]
+        return (f"{where}.{missing}" if error.absolute_path else missing), "required key is missing"
+    if error.validator == "type":
+        return where, f"expected {error.validator_value}, found {type(error.instance).__name__} {error.instance!r}"
+    return where, error.message
+
+
+def validate(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
+    """Validate `config` in place (defaults filled in) and return it; errors name the key."""
+    schema = load_schema()
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config),
+                    key=lambda e: (len(list(e.absolute_path)), str(list(e.absolute_path))))
+    if errors:
+        field, message = _message(errors[0], schema)
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise ConfigError(source, message + more, field=field)
+    _fill_defaults(config, schema)
+    seen: set[tuple[str, str]] = set()
+    for i, s in enumerate(config["spaces"]):
+        key = (s["device"], s["kernel"])
+        if key in seen:
+            raise ConfigError(source, f"space {s['device']}/{s['kernel']} is listed twice", field=f"spaces[{i}]")
+        seen.add(key)
+    return config
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """Read and validate a YAML config file."""
+    try:
+        config = yaml.safe_load(Path(path).read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(path, f"cannot be read as YAML ({exc})") from None
+    return validate(config, str(path))
+
+
+def check_files(config: dict[str, Any], base: str | Path, source: str = "config") -> None:
+    """Every space's source and definition file must exist (paths relative to `base`)."""
+    for i, s in enumerate(config["spaces"]):
+        for key in ("source", "definition"):
+            if s.get(key) and not (Path(base) / s[key]).is_file():
+                raise ConfigError(source, f"file not found: {s[key]}", field=f"spaces[{i}].{key}")

@@ -1,0 +1,55 @@
+"""data/MANIFEST.csv: source, licence, citation and sha256 of every file under data/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.io import sha256, write_csv
+
+COLUMNS = ["path", "sha256", "bytes", "source", "licence", "citation"]
+MANIFEST = "MANIFEST.csv"
+
+
+def scan(data_dir: str | Path) -> list[Path]:
+    """Every data file under `data_dir` except the manifest itself, sorted."""
+    root = Path(data_dir)
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
+
+
+def check(data_dir: str | Path) -> list[str]:
+    """Problems: files missing from the manifest, listed files absent, or sha256/size mismatches."""
+    root = Path(data_dir)
+    manifest = pd.read_csv(root / MANIFEST, dtype=str, keep_default_na=False)
+    missing_cols = set(COLUMNS) - set(manifest.columns)
+    if missing_cols:
+        return [f"{root / MANIFEST}: missing columns {sorted(missing_cols)}"]
+    listed = dict(zip(manifest["path"], manifest.to_dict("records")))
+    problems = []
+    for p in scan(root):
+        rel = p.relative_to(root).as_posix()
+        entry = listed.pop(rel, None)
+        if entry is None:
+            problems.append(f"{rel}: not in {MANIFEST}")
+        elif entry["sha256"] != sha256(p) or int(entry["bytes"]) != p.stat().st_size:
+            problems.append(f"{rel}: sha256 or size differs from {MANIFEST}")
+        elif not all(entry[c] for c in ("source", "licence", "citation")):
+            problems.append(f"{rel}: source, licence or citation empty in {MANIFEST}")
+    problems += [f"{rel}: in {MANIFEST} but absent" for rel in listed]
+    return problems
+
+
+def update(data_dir: str | Path, prefix: str, source: str, licence: str, citation: str) -> None:
+    """Add or refresh the entries of every file under `data_dir/prefix` with the given provenance."""
+    root = Path(data_dir)
+    path = root / MANIFEST
+    old = pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else pd.DataFrame(columns=COLUMNS)
+    old = old[~old["path"].str.startswith(prefix.rstrip("/") + "/")]
+    new = [
+        {"path": p.relative_to(root).as_posix(), "sha256": sha256(p), "bytes": str(p.stat().st_size),
+         "source": source, "licence": licence, "citation": citation}
+        for p in scan(root / prefix)
+    ]
+    df = pd.concat([old, pd.DataFrame(new, columns=COLUMNS)], ignore_index=True).sort_values("path")
+    write_csv(df, path)

@@ -1,0 +1,1 @@
+"""The search-space store: import, validate, characterise exhaustively measured spaces."""

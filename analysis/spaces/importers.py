@@ -1,0 +1,225 @@
+"""Importers: Kernel Tuner cache files (also the suite's own sweep output) and T4 output files."""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+from analysis.errors import SpaceError
+from analysis.io import sha256
+from analysis.objectives import EVALUATION_TIME_COLUMNS, OBJECTIVES, Objective, objective
+from analysis.spaces.definition import Definition, read_definition
+from analysis.spaces.jsonfile import read_json, require
+from analysis.spaces.space import KT_ERRORS, STATUS_OK, Record, Space, build
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("kt_cache", "t4")
+# T4 `times` fields -> the suite's evaluation-time columns.
+T4_TIMES = {"compilation": "compile_time_ms", "validation": "verification_time_ms", "benchmark": "benchmark_time_ms"}
+T4_INVALIDITY = {"correct": STATUS_OK, "compile": "compile", "runtime": "runtime", "constraints": None}
+TIME_UNITS_TO_MS = {"milliseconds": 1.0, "ms": 1.0, "seconds": 1000.0, "s": 1000.0, "microseconds": 1e-3}
+
+
+def import_space(
+    source: str | Path,
+    *,
+    kernel: str,
+    device: str,
+    fmt: str = "auto",
+    definition: str | Path | None = None,
+    objectives: Mapping[str, Any] | None = None,
+) -> Space:
+    """Read `source` (a Kernel Tuner cache or T4 file) into a validated Space.
+
+    `definition` is a T1 input file or sweep spec giving the parameter lists and constraints;
+    `objectives` maps a field of the source to a study objective name (or to a dict with
+    name/unit/direction for an objective outside the study's list); by default every field
+    named like a study objective is taken.
+    """
+    source = Path(source)
+    fmt = detect_format(source) if fmt == "auto" else fmt
+    if fmt not in FORMATS:
+        raise SpaceError(source, f"unknown format '{fmt}' (known: {', '.join(FORMATS)})", field="format")
+    doc = read_json(source)
+    defn = read_definition(definition) if definition is not None else None
+    reader = _read_kt_cache if fmt == "kt_cache" else _read_t4
+    records, parameters, fields, removed, extra = reader(doc, source, defn, objectives)
+    if defn is not None and parameters is not defn.parameters:
+        _check_same_parameters(parameters, defn, source)
+    objs = [_objective_for(f, spec, source) for f, spec in fields.items()]
+    meta = {
+        "source": {"path": str(source), "sha256": sha256(source), "format": fmt,
+                   "definition": None if defn is None else defn.source,
+                   "definition_sha256": None if definition is None else sha256(definition),
+                   "fields": {f: o.name for f, o in zip(fields, objs)}},
+        **extra,
+    }
+    return build(records, path=source, kernel=kernel, device=device, parameters=parameters,
+                 constraint_exprs=[] if defn is None else defn.constraints, objectives=objs,
+                 removed=removed, meta=meta)
+
+
+def detect_format(path: Path) -> str:
+    """Guess the format from the file's top-level keys."""
+    doc = read_json(path)
+    if isinstance(doc, dict) and "cache" in doc:
+        return "kt_cache"
+    if isinstance(doc, dict) and "results" in doc:
+        return "t4"
+    raise SpaceError(path, "neither a Kernel Tuner cache ('cache' key) nor a T4 file ('results' key)")
+
+
+def _objective_for(fld: str, spec: Any, path: Path) -> Objective:
+    if isinstance(spec, str):
+        try:
+            return objective(spec)
+        except KeyError as exc:
+            raise SpaceError(path, str(exc.args[0]), field=fld) from None
+    from analysis.objectives import custom_objective
+
+    try:
+        return custom_objective(spec["name"], spec.get("unit", ""), spec.get("direction", "min"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpaceError(path, f"bad objective mapping {spec!r} ({exc})", field=fld) from None
+
+
+def _default_fields(sample: Mapping[str, Any]) -> dict[str, str]:
+    return {name: name for name in OBJECTIVES if name in sample}
+
+
+def _number(value: Any, path: Path, key: str, fld: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SpaceError(path, f"configuration '{key}' has non-numeric value {value!r}", field=fld)
+    return float(value)
+
+
+def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str, Any] | None):
+    keys = require(doc, "tune_params_keys", list, path)
+    tune_params = require(doc, "tune_params", dict, path)
+    cache = require(doc, "cache", dict, path)
+    if list(tune_params) != keys:
+        raise SpaceError(path, f"tune_params_keys {keys} disagree with tune_params {list(tune_params)}",
+                         field="tune_params_keys")
+    for p, values in tune_params.items():
+        if not isinstance(values, list) or not values:
+            raise SpaceError(path, "must be a non-empty list", field=f"tune_params.{p}")
+    entries = list(cache.items())
+    ok_sample = next((e for _, e in entries if isinstance(e, dict) and not _kt_error(e.get("time"))), {})
+    fields = dict(mapping) if mapping else _default_fields(ok_sample)
+    if not fields:
+        raise SpaceError(path, "no field named like a study objective; map fields in the config", field="objectives")
+    first_field = next(iter(fields))
+    records, removed = [], {}
+    for key, entry in entries:
+        if not isinstance(entry, dict):
+            raise SpaceError(path, f"entry is a {type(entry).__name__}, not an object", field=f"cache.{key}")
+        for p in keys:
+            if p not in entry:
+                raise SpaceError(path, f"entry '{key}' lacks parameter", field=p)
+        expected = ",".join(str(entry[p]) for p in keys)
+        if key != expected:
+            raise SpaceError(path, f"cache key '{key}' disagrees with the entry's values '{expected}'",
+                             field=f"cache.{key}")
+        marker = _kt_error(entry.get(first_field))
+        if marker is not None:
+            status = KT_ERRORS[marker]
+            if status is None:
+                removed["marked InvalidConfig in source"] = removed.get("marked InvalidConfig in source", 0) + 1
+                continue
+            objs: dict[str, float] = {}
+        else:
+            status = STATUS_OK
+            objs = {}
+            for fld, spec in fields.items():
+                if fld not in entry:
+                    raise SpaceError(path, f"entry '{key}' lacks objective", field=fld)
+                name = spec if isinstance(spec, str) else spec["name"]
+                objs[name] = _number(entry[fld], path, key, fld)
+        times = {col: _number(entry.get(name, 0.0), path, key, name) for name, col in EVALUATION_TIME_COLUMNS.items()}
+        records.append(Record(key, {p: entry[p] for p in keys}, objs, times, status))
+    extra = {k: doc[k] for k in ("device_name", "kernel_name", "problem_size", "objective") if k in doc}
+    return records, tune_params, fields, removed, {"source_info": extra}
+
+
+def _kt_error(value: Any) -> str | None:
+    if isinstance(value, str) and value in KT_ERRORS:
+        return value
+    return None
+
+
+def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str, Any] | None):
+    results = require(doc, "results", list, path)
+    unit = (doc.get("metadata") or {}).get("timeunit", "milliseconds")
+    if unit not in TIME_UNITS_TO_MS:
+        raise SpaceError(path, f"unknown time unit '{unit}'", field="metadata.timeunit")
+    scale = TIME_UNITS_TO_MS[unit]
+    rows = []
+    for i, r in enumerate(results):
+        where = f"results[{i}]."
+        config = require(r, "configuration", dict, path, where)
+        invalidity = r.get("invalidity", "correct")
+        if invalidity not in T4_INVALIDITY:
+            raise SpaceError(path, f"unknown invalidity '{invalidity}'", field=f"{where}invalidity")
+        measurements = {}
+        for j, m in enumerate(r.get("measurements", [])):
+            name = require(m, "name", str, path, f"{where}measurements[{j}].")
+            if name in measurements:
+                raise SpaceError(path, "measurement appears twice", field=f"{where}measurements.{name}")
+            measurements[name] = (m.get("value"), m.get("unit", ""))
+        rows.append((i, config, invalidity, measurements, r.get("times") or {}))
+    if not rows:
+        raise SpaceError(path, "holds no results", field="results")
+    if defn is not None:
+        parameters = defn.parameters
+    else:
+        parameters = {}
+        for _, config, *_ in rows:
+            for p, v in config.items():
+                parameters.setdefault(p, [])
+                if v not in parameters[p]:
+                    parameters[p].append(v)
+        parameters = {p: sorted(v, key=lambda x: (str(type(x)), x)) for p, v in parameters.items()}
+        log.warning("%s: no definition given; parameter value lists inferred from the data", path)
+    sample = next((m for _, _, inv, m, _ in rows if inv == "correct"), {})
+    fields = dict(mapping) if mapping else _default_fields(sample)
+    if not fields:
+        raise SpaceError(path, "no measurement named like a study objective; map them in the config",
+                         field="objectives")
+    records, removed = [], {}
+    for i, config, invalidity, measurements, times in rows:
+        key = f"results[{i}]"
+        status = T4_INVALIDITY[invalidity]
+        if status is None:
+            removed["marked invalid (constraints) in source"] = removed.get("marked invalid (constraints) in source", 0) + 1
+            continue
+        objs = {}
+        if status == STATUS_OK:
+            for fld, spec in fields.items():
+                if fld not in measurements:
+                    raise SpaceError(path, f"{key} lacks measurement", field=fld)
+                name = spec if isinstance(spec, str) else spec["name"]
+                value = measurements[fld][0]
+                objs[name] = math.nan if value is None else _number(value, path, key, fld)
+                if name == "time":
+                    objs[name] *= scale
+        t = {col: scale * _number(times.get(name, 0.0), path, key, f"times.{name}") for name, col in T4_TIMES.items()}
+        records.append(Record(key, dict(config), objs, t, status))
+    if defn is not None:
+        for r in records:
+            extra_params = set(r.config) - set(parameters)
+            if extra_params:
+                raise SpaceError(path, f"{r.key} has parameters not in the definition", field=sorted(extra_params)[0])
+    return records, parameters, fields, removed, {"source_info": {"schema_version": doc.get("schema_version")}}
+
+
+def _check_same_parameters(parameters: dict[str, list], defn: Definition, path: Path) -> None:
+    if list(parameters) != list(defn.parameters):
+        raise SpaceError(path, f"parameters {list(parameters)} differ from {defn.source}'s {list(defn.parameters)}",
+                         field="tune_params")
+    for p, values in parameters.items():
+        if list(values) != list(defn.parameters[p]):
+            raise SpaceError(path, f"values {values} differ from {defn.source}'s {defn.parameters[p]}",
+                             field=f"tune_params.{p}")

@@ -1,0 +1,73 @@
+"""tables/spaces.csv: per space the sizes, density, failures, |Z| per objective set, objective ranges."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+COLUMN_DOCS = {
+    "space": "device/kernel",
+    "dimensions": "number of tunable parameters",
+    "constraints": "number of constraint expressions",
+    "values_per_parameter": "fewest - most values of a parameter",
+    "cartesian_size": "size of the Cartesian product of the value lists",
+    "constrained_size": "configurations satisfying the constraints",
+    "density_pct": "constrained size / Cartesian size, in %",
+    "rows": "configurations in the source file (measured, including failed)",
+    "missing": "configurations satisfying the constraints that the source lacks",
+    "failed_compile": "configurations that failed to compile",
+    "failed_runtime": "configurations that failed at run time",
+    "removed": "entries removed on import (with reasons in the space's metadata)",
+    "Z_<set>": "|Z|: distinct objective vectors on the true Pareto front of that objective set",
+    "excluded_<set>": "configurations excluded from that objective set (failed or non-finite)",
+    "<objective>_<unit>_min / _max": "range of the objective over measured, finite configurations",
+}
+
+
+def space_row(meta: dict[str, Any], fronts: dict[str, Any]) -> dict[str, Any]:
+    """One table row from a space's metadata and its fronts summary."""
+    counts = meta["counts"]
+    sizes = [len(v) for v in meta["parameters"].values()]
+    failed = dict(counts["failed"])
+    row: dict[str, Any] = {
+        "space": f"{meta['device']}/{meta['kernel']}",
+        "device": meta["device"],
+        "kernel": meta["kernel"],
+        "dimensions": len(sizes),
+        "constraints": len(meta["constraints"]),
+        "values_per_parameter": f"{min(sizes)} - {max(sizes)}",
+        "cartesian_size": counts["cartesian"],
+        "constrained_size": counts["constrained"],
+        "density_pct": round(100.0 * counts["constrained"] / counts["cartesian"], 3),
+        "rows": counts["rows"],
+        "missing": counts["missing"],
+        "failed_compile": failed.pop("compile", 0),
+        "failed_runtime": failed.pop("runtime", 0),
+        "failed_other": sum(failed.values()),
+        "removed": sum(counts["removed"].values()),
+    }
+    for name, f in fronts["sets"].items():
+        row[f"Z_{name}"] = f["size"]
+        row[f"excluded_{name}"] = f["excluded"]["failed"] + f["excluded"]["nonfinite"]
+    for o in meta["objectives"]:
+        r = fronts["ranges"][o["name"]]
+        row[f"{o['column']}_min"] = r["min"]
+        row[f"{o['column']}_max"] = r["max"]
+    return row
+
+
+def spaces_table(meta_paths: Sequence[str | Path], front_paths: Sequence[str | Path]) -> pd.DataFrame:
+    """The spaces table, one row per space, in the order given."""
+    rows = [space_row(json.loads(Path(m).read_text()), json.loads(Path(f).read_text()))
+            for m, f in zip(meta_paths, front_paths)]
+    return pd.DataFrame(rows)
+
+
+def to_markdown(df: pd.DataFrame, title: str, docs: dict[str, str]) -> str:
+    """A Markdown rendering of a table with its column documentation."""
+    lines = [f"# {title}", "", df.to_markdown(index=False, floatfmt=".4g"), "", "Columns:", ""]
+    lines += [f"- `{k}`: {v}" for k, v in docs.items()]
+    return "\n".join(lines) + "\n"

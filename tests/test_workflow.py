@@ -1,0 +1,81 @@
+"""The Snakemake DAG: dry runs list the expected jobs; the tiny config runs every stage that exists."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+
+
+def snakemake(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """Run snakemake with this interpreter on the repository's Snakefile."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(cwd), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def planned_jobs(*args: str, cwd: Path) -> Counter:
+    out = snakemake("-n", "--quiet", "rules", *args, cwd=cwd)
+    assert out.returncode == 0, out.stderr + out.stdout
+    counts = Counter()
+    for line in out.stdout.splitlines():
+        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if m and m.group(1) != "total":
+            counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def test_dry_run_full_config(tmp_path):
+    jobs = planned_jobs(cwd=tmp_path)
+    assert jobs == Counter(import_space=12, true_fronts=12, spaces_table=1, all=1)
+
+
+def test_dry_run_tiny_config(tmp_path):
+    jobs = planned_jobs("--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
+    assert jobs == Counter(import_space=2, true_fronts=2, spaces_table=1, all=1)
+
+
+def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((REPO / "config/test.yaml").read_text() + "objectve_sets: {}\n")
+    out = snakemake("-n", "--configfile", str(bad), cwd=tmp_path)
+    assert out.returncode != 0
+    assert "unknown key 'objectve_sets'" in out.stdout + out.stderr
+
+
+def test_tiny_config_runs_every_stage(tmp_path):
+    out = snakemake("--cores", "2", "--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    root = tmp_path / ".test-output"
+    table = pd.read_csv(root / "tables/spaces.csv")
+    assert table["space"].tolist() == ["A100/convolution", "A100/dedispersion"]
+    assert table["constrained_size"].tolist() == [4362, 11130]
+    assert table["failed_runtime"].tolist() == [155, 0]
+    assert (root / "tables/spaces.md").read_text().startswith("# Search spaces")
+    fronts = json.loads((root / "results/spaces/A100/convolution/fronts.json").read_text())
+    assert fronts["optimum"]["time"]["value"] == pytest.approx(table["time_ms_min"][0])
+    for log in ("spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log"):
+        assert (root / "logs" / log).stat().st_size > 0, log
+
+
+def test_bad_source_fails_cleanly_and_keeps_other_results(tmp_path):
+    cfg = (REPO / "config/test.yaml").read_text()
+    broken = tmp_path / "broken.json.gz"
+    broken.write_bytes((REPO / "data/benchmark_hub/cachefiles/dedispersion_milo/A100.json.gz").read_bytes()[:5000])
+    cfg = cfg.replace("source: data/benchmark_hub/cachefiles/dedispersion_milo/A100.json.gz",
+                      f"source: {broken}")
+    (tmp_path / "c.yaml").write_text(cfg)
+    out = snakemake("--cores", "1", "--keep-going", "--configfile", str(tmp_path / "c.yaml"), cwd=tmp_path)
+    assert out.returncode != 0
+    root = tmp_path / ".test-output"
+    log = (root / "logs/spaces/A100/dedispersion/space.log").read_text()
+    assert "broken.json.gz" in log and "corrupt or truncated gzip" in log
+    assert not (root / "results/spaces/A100/dedispersion/space.parquet").exists()
+    assert (root / "results/spaces/A100/convolution/fronts.json").exists()

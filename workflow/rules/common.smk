@@ -1,0 +1,73 @@
+# Shared set-up: config validation, the path scheme, wildcard constraints, input helpers.
+import json
+import shlex
+import sys
+from pathlib import Path
+
+sys.path.insert(0, workflow.basedir)
+
+from analysis import config as study_config
+from analysis.errors import ConfigError
+
+_config_label = ", ".join(str(p) for p in workflow.configfiles) or "config"
+try:
+    study_config.validate(config, _config_label)
+    study_config.check_files(config, workflow.basedir, _config_label)
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
+
+PY = shlex.quote(sys.executable)
+CLI = f"{PY} -m analysis.cli"
+ROOT = config["output_root"].rstrip("/")
+RESULTS = f"{ROOT}/results"
+LOGS = f"{ROOT}/logs"
+TABLES = f"{ROOT}/tables"
+SPACES = {(s["device"], s["kernel"]): s for s in config["spaces"]}
+
+
+def _choices(values):
+    return "|".join(sorted({v.replace(".", r"\.") for v in values}))
+
+
+wildcard_constraints:
+    device=_choices(d for d, _ in SPACES),
+    kernel=_choices(k for _, k in SPACES),
+
+
+def repo_path(path):
+    """A path from the config, resolved against the repository."""
+    return str(Path(workflow.basedir) / path)
+
+
+def get_space(wildcards):
+    """The config entry of the space {device}/{kernel}."""
+    return SPACES[(wildcards.device, wildcards.kernel)]
+
+
+def get_space_inputs(wildcards):
+    """Source file and (if any) definition file of a space."""
+    s = get_space(wildcards)
+    inputs = {"source": repo_path(s["source"])}
+    if s["definition"]:
+        inputs["definition"] = repo_path(s["definition"])
+    return inputs
+
+
+def space_ids():
+    """Every space as (device, kernel), in config order."""
+    return list(SPACES)
+
+
+def expand_spaces(pattern):
+    """`pattern` with {device} and {kernel} filled in for every space."""
+    return [pattern.format(device=d, kernel=k) for d, k in space_ids()]
+
+
+def json_arg(obj):
+    """A JSON value quoted for the shell."""
+    return shlex.quote(json.dumps(obj))
+
+
+def get_final_outputs():
+    """Everything `rule all` builds, from the config alone."""
+    return [f"{TABLES}/spaces.csv", f"{TABLES}/spaces.md"]

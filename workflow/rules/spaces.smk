@@ -1,0 +1,49 @@
+# Search-space store: import each cache/T4 file, compute true fronts, tabulate the spaces.
+
+
+rule import_space:
+    input:
+        unpack(get_space_inputs),
+    output:
+        parquet=f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.parquet",
+        meta=f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.json",
+    log:
+        f"{LOGS}/spaces/{{device}}/{{kernel}}/space.log",
+    params:
+        fmt=lambda wc: get_space(wc)["format"],
+        definition=lambda wc, input: input.get("definition", ""),
+        objectives=lambda wc: json_arg(get_space(wc)["objectives"]),
+    shell:
+        "{CLI} import-space --source {input.source:q} --definition {params.definition:q}"
+        " --kernel {wildcards.kernel} --device {wildcards.device} --format {params.fmt}"
+        " --objectives {params.objectives} --parquet {output.parquet:q} --meta {output.meta:q} 2> {log:q}"
+
+
+rule true_fronts:
+    input:
+        parquet=rules.import_space.output.parquet,
+        meta=rules.import_space.output.meta,
+    output:
+        parquet=f"{RESULTS}/spaces/{{device}}/{{kernel}}/fronts.parquet",
+        json=f"{RESULTS}/spaces/{{device}}/{{kernel}}/fronts.json",
+    log:
+        f"{LOGS}/spaces/{{device}}/{{kernel}}/fronts.log",
+    params:
+        sets=json_arg(config["objective_sets"]),
+    shell:
+        "{CLI} fronts --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
+        " --objective-sets {params.sets} --parquet {output.parquet:q} --json {output.json:q} 2> {log:q}"
+
+
+rule spaces_table:
+    input:
+        meta=expand_spaces(f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.json"),
+        fronts=expand_spaces(f"{RESULTS}/spaces/{{device}}/{{kernel}}/fronts.json"),
+    output:
+        csv=report(f"{TABLES}/spaces.csv", category="Search spaces", caption="../report/spaces.rst"),
+        md=f"{TABLES}/spaces.md",
+    log:
+        f"{LOGS}/tables/spaces.log",
+    shell:
+        "{CLI} spaces-table --meta {input.meta:q} --fronts {input.fronts:q}"
+        " --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
