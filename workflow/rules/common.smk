@@ -16,12 +16,18 @@ try:
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 
-PY = shlex.quote(sys.executable)
-CLI = f"{PY} -m analysis.cli"
-ROOT = config["output_root"].rstrip("/")
-RESULTS = f"{ROOT}/results"
-LOGS = f"{ROOT}/logs"
-TABLES = f"{ROOT}/tables"
+from snakemake.settings.types import DeploymentMethod
+
+# With --use-conda, jobs run the `python` of environment.yml; otherwise the interpreter running
+# Snakemake. Either way the library is imported from this checkout.
+ENV = "../../environment.yml"
+_py = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
+CLI = f"PYTHONPATH={shlex.quote(workflow.basedir)}${{PYTHONPATH:+:$PYTHONPATH}} {shlex.quote(_py)} -m analysis.cli"
+_root = config["output_root"].rstrip("/")
+ROOT = "" if _root in ("", ".") else f"{_root}/"
+RESULTS = f"{ROOT}results"
+LOGS = f"{ROOT}logs"
+TABLES = f"{ROOT}tables"
 SPACES = {(s["device"], s["kernel"]): s for s in config["spaces"]}
 
 

@@ -13,6 +13,8 @@ rule import_space:
         fmt=lambda wc: get_space(wc)["format"],
         definition=lambda wc, input: input.get("definition", ""),
         objectives=lambda wc: json_arg(get_space(wc)["objectives"]),
+    conda:
+        ENV
     shell:
         "{CLI} import-space --source {input.source:q} --definition {params.definition:q}"
         " --kernel {wildcards.kernel} --device {wildcards.device} --format {params.fmt}"
@@ -30,6 +32,8 @@ rule true_fronts:
         f"{LOGS}/spaces/{{device}}/{{kernel}}/fronts.log",
     params:
         sets=json_arg(config["objective_sets"]),
+    conda:
+        ENV
     shell:
         "{CLI} fronts --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --objective-sets {params.sets} --parquet {output.parquet:q} --json {output.json:q} 2> {log:q}"
@@ -44,6 +48,8 @@ rule spaces_table:
         md=f"{TABLES}/spaces.md",
     log:
         f"{LOGS}/tables/spaces.log",
+    conda:
+        ENV
     shell:
         "{CLI} spaces-table --meta {input.meta:q} --fronts {input.fronts:q}"
         " --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
