@@ -260,3 +260,21 @@ def test_count_constrained_by_enumeration():
     exprs = ["x * y <= 6", "z != 2 or x % 2 == 0"]
     want = sum(1 for x, y, z in itertools.product(*params.values()) if x * y <= 6 and (z != 2 or x % 2 == 0))
     assert count_constrained(params, parse_all(exprs, list(params)), chunk=4) == want
+
+
+def test_export_to_kt_cache_round_trips_benchmark_hub(tmp):
+    from analysis.spaces.export import to_kt_cache
+    from analysis.spaces.jsonfile import read_json
+
+    src = HUB / "cachefiles/convolution_milo/A100.json.gz"
+    s = import_space(src, kernel="convolution", device="A100", definition=HUB / "kernels/convolution_milo.json")
+    doc = to_kt_cache(s)
+    original = read_json(src)
+    assert doc["tune_params"] == original["tune_params"] and set(doc["cache"]) == set(original["cache"])
+    for key, entry in original["cache"].items():
+        mine = doc["cache"][key]
+        for field in ("time", "compile_time", "verification_time", "benchmark_time"):
+            assert mine[field] == entry[field], (key, field)
+    again = import_space(write(tmp / "again.json", doc), kernel="convolution", device="A100",
+                         definition=HUB / "kernels/convolution_milo.json")
+    assert again.table.equals(s.table)
