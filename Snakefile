@@ -14,6 +14,7 @@ if not workflow.overwrite_configfiles:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/spaces.smk"
+include: "workflow/rules/simulate.smk"
 
 
 rule all:

@@ -27,6 +27,19 @@ def _fronts(a: argparse.Namespace) -> None:
     fronts.run(a.space_parquet, a.space_meta, json.loads(a.objective_sets), a.parquet, a.json)
 
 
+def _simulate(a: argparse.Namespace) -> None:
+    from analysis import runs
+
+    runs.run(a.space_parquet, a.space_meta, a.objective_set, json.loads(a.objectives), a.algorithm,
+             json.loads(a.options), a.budget, a.repetitions, a.out)
+
+
+def _algorithms(a: argparse.Namespace) -> None:
+    from analysis.simulate import options_markdown
+
+    sys.stdout.write(options_markdown() + "\n")
+
+
 def _spaces_table(a: argparse.Namespace) -> None:
     from analysis.io import write_csv, write_text
     from analysis.spaces.table import COLUMN_DOCS, spaces_table, to_markdown
@@ -63,6 +76,21 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--parquet", required=True)
     s.add_argument("--json", required=True)
     s.set_defaults(func=_fronts)
+
+    s = sub.add_parser("simulate", help="repeated simulated tuning runs of one algorithm setting")
+    s.add_argument("--space-parquet", required=True)
+    s.add_argument("--space-meta", required=True)
+    s.add_argument("--objective-set", required=True)
+    s.add_argument("--objectives", required=True, help="JSON list of objectives")
+    s.add_argument("--algorithm", required=True)
+    s.add_argument("--options", default="{}", help="JSON: algorithm options")
+    s.add_argument("--budget", type=int, required=True)
+    s.add_argument("--repetitions", type=int, required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=_simulate)
+
+    s = sub.add_parser("algorithms", help="print the algorithm registry (options, descriptions, defaults)")
+    s.set_defaults(func=_algorithms)
 
     s = sub.add_parser("spaces-table", help="tables/spaces.csv and .md")
     s.add_argument("--meta", nargs="+", required=True)

@@ -71,7 +71,25 @@ def validate(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
         if key in seen:
             raise ConfigError(source, f"space {s['device']}/{s['kernel']} is listed twice", field=f"spaces[{i}]")
         seen.add(key)
+    _check_simulation(config, source)
     return config
+
+
+def _check_simulation(config: dict[str, Any], source: str) -> None:
+    """Objective sets exist; algorithm names and options are known to the registry."""
+    from analysis.simulate.registry import resolve_options
+
+    sim = config["simulation"]
+    for i, name in enumerate(sim["objective_sets"]):
+        if name not in config["objective_sets"]:
+            raise ConfigError(source, f"unknown objective set '{name}' (defined: {', '.join(config['objective_sets'])})",
+                              field=f"simulation.objective_sets[{i}]")
+    for label, setting in sim["algorithms"].items():
+        setting.setdefault("options", {})
+        try:
+            resolve_options(setting["algorithm"], setting["options"])
+        except (KeyError, ValueError) as exc:
+            raise ConfigError(source, str(exc.args[0] if exc.args else exc), field=f"simulation.algorithms.{label}") from None
 
 
 def load(path: str | Path) -> dict[str, Any]:

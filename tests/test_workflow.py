@@ -34,12 +34,12 @@ def planned_jobs(*args: str, cwd: Path) -> Counter:
 
 def test_dry_run_full_config(tmp_path):
     jobs = planned_jobs(cwd=tmp_path)
-    assert jobs == Counter(import_space=12, true_fronts=12, spaces_table=1, all=1)
+    assert jobs == Counter(import_space=12, true_fronts=12, spaces_table=1, simulate=12 * 5 * 4, all=1)
 
 
 def test_dry_run_tiny_config(tmp_path):
     jobs = planned_jobs("--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
-    assert jobs == Counter(import_space=2, true_fronts=2, spaces_table=1, all=1)
+    assert jobs == Counter(import_space=2, true_fronts=2, spaces_table=1, simulate=2 * 3, all=1)
 
 
 def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
@@ -61,7 +61,10 @@ def test_tiny_config_runs_every_stage(tmp_path):
     assert (root / "tables/spaces.md").read_text().startswith("# Search spaces")
     fronts = json.loads((root / "results/spaces/A100/convolution/fronts.json").read_text())
     assert fronts["optimum"]["time"]["value"] == pytest.approx(table["time_ms_min"][0])
-    for log in ("spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log"):
+    runs = pd.read_parquet(root / "results/runs/A100/dedispersion/time/nsga2/b20.parquet")
+    assert sorted(runs["repetition"].unique()) == [0, 1] and runs["seed"].nunique() == 2
+    assert (runs.groupby("repetition")["first_visit"].sum() == 20).all()
+    for log in ("runs/A100/dedispersion/time/nsga2/b20.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log"):
         assert (root / "logs" / log).stat().st_size > 0, log
 
 

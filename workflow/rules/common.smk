@@ -29,6 +29,8 @@ RESULTS = f"{ROOT}results"
 LOGS = f"{ROOT}logs"
 TABLES = f"{ROOT}tables"
 SPACES = {(s["device"], s["kernel"]): s for s in config["spaces"]}
+SIM = config["simulation"]
+SETTINGS = SIM["algorithms"]
 
 
 def _choices(values):
@@ -38,6 +40,9 @@ def _choices(values):
 wildcard_constraints:
     device=_choices(d for d, _ in SPACES),
     kernel=_choices(k for _, k in SPACES),
+    objective_set=_choices(config["objective_sets"]),
+    setting=_choices(SETTINGS),
+    budget=r"\d+",
 
 
 def repo_path(path):
@@ -74,6 +79,17 @@ def json_arg(obj):
     return shlex.quote(json.dumps(obj))
 
 
+def run_files():
+    """Every simulated-run file of the study."""
+    return [
+        f"{RESULTS}/runs/{d}/{k}/{objective_set}/{setting}/b{budget}.parquet"
+        for d, k in space_ids()
+        for objective_set in SIM["objective_sets"]
+        for setting in SETTINGS
+        for budget in SIM["budgets"]
+    ]
+
+
 def get_final_outputs():
     """Everything `rule all` builds, from the config alone."""
-    return [f"{TABLES}/spaces.csv", f"{TABLES}/spaces.md"]
+    return [f"{TABLES}/spaces.csv", f"{TABLES}/spaces.md", *run_files()]

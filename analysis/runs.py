@@ -1,0 +1,63 @@
+"""The `simulate` stage: all repetitions of one (space, objective set, algorithm setting, budget)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from analysis.io import write_parquet
+from analysis.simulate import SpaceData, derive_seed, resolve_options, simulate_run
+from analysis.spaces.export import to_kt_cache
+from analysis.spaces.space import Space
+
+log = logging.getLogger(__name__)
+
+
+def space_data(space: Space, objectives: Sequence[str]) -> SpaceData:
+    """The simulation engine's view of a stored space for the given objectives."""
+    directions = [space.objective(o).direction for o in objectives]
+    return SpaceData(dict(space.parameters), list(space.constraints), to_kt_cache(space), list(objectives),
+                     directions)
+
+
+def run_identity(space: Space, objective_set: str, algorithm: str, options: dict[str, Any], budget: int,
+                 repetition: int) -> dict[str, Any]:
+    """What a run is: the seed is derived from exactly this."""
+    return {"space": f"{space.device}/{space.kernel}", "objective_set": objective_set, "algorithm": algorithm,
+            "options": options, "budget": budget, "repetition": repetition}
+
+
+def run_batch(space: Space, objective_set: str, objectives: Sequence[str], algorithm: str,
+              options: dict[str, Any], budget: int, repetitions: int) -> pd.DataFrame:
+    """Every repetition's trace, one row per evaluation, with repetition, seed and early-stop columns."""
+    options = resolve_options(algorithm, options)
+    data = space_data(space, objectives)
+    frames = []
+    started = time.perf_counter()
+    for rep in range(repetitions):
+        seed = derive_seed(**run_identity(space, objective_set, algorithm, options, budget, rep))
+        trace = simulate_run(data, algorithm, options, budget, seed)
+        frame = trace.to_frame()
+        frame.insert(0, "repetition", rep)
+        frame.insert(1, "seed", seed)
+        frame["stopped_early"] = trace.stopped_early
+        frames.append(frame)
+        log.info("run %d/%d: seed %d, %d evaluations (%d distinct)%s, %.2f s elapsed", rep + 1, repetitions, seed,
+                 len(trace), trace.evaluations_spent, ", stopped early" if trace.stopped_early else "",
+                 time.perf_counter() - started)
+    return pd.concat(frames, ignore_index=True)
+
+
+def run(space_parquet: str | Path, space_meta: str | Path, objective_set: str, objectives: Sequence[str],
+        algorithm: str, options: dict[str, Any], budget: int, repetitions: int, out: str | Path) -> None:
+    """Load a stored space, run the batch, write its Parquet atomically."""
+    space = Space.load(space_parquet, space_meta)
+    missing = [o for o in objectives if o not in space.objective_columns]
+    if missing:
+        raise ValueError(f"space {space.device}/{space.kernel} lacks objectives {missing} of set '{objective_set}' "
+                         f"(it has {list(space.objective_columns)})")
+    write_parquet(run_batch(space, objective_set, objectives, algorithm, options, budget, repetitions), out)

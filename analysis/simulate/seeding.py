@@ -1,0 +1,75 @@
+"""Seeds for simulated runs: stable derivation and the global generators Kernel Tuner draws from."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+SEED_BITS = 31  # stays a valid seed for random, NumPy's legacy generator and pymoo
+
+
+def _canonical(value: Any) -> Any:
+    """Turn tuples, sets and NumPy scalars into plain JSON-able values with a fixed order."""
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_canonical(v) for v in value), key=repr)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return value
+
+
+def derive_seed(**identity: Any) -> int:
+    """Stable seed from a run's identity (space, objectives, algorithm, options, budget, repetition)."""
+    text = json.dumps(_canonical(identity), sort_keys=True, separators=(",", ":"), allow_nan=True)
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % (2**SEED_BITS)
+
+
+def seed_globals(seed: int) -> None:
+    """Seed Python's `random` and NumPy's global generator, which Kernel Tuner strategies draw from."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+
+
+@contextlib.contextmanager
+def seeded_latin_hypercube(seed: int) -> Iterator[None]:
+    """Make Searchspace.get_LHS_sample reproducible while active.
+
+    Kernel Tuner (1.5.0) builds `scipy.stats.qmc.LatinHypercube(d)` without a seed, i.e. from OS
+    entropy, when diff_evo starts constraint-aware. It imports the class at call time, so swapping
+    the module attribute for a subclass with a seeded generator is enough; the original class is
+    restored on exit. All LHS draws within one run share one generator seeded from the run seed.
+    """
+    from scipy.stats import qmc
+
+    original = qmc.LatinHypercube
+    rng = np.random.default_rng([seed, 0x4C4853])  # second word: "LHS", keeps it apart from other streams
+
+    class SeededLatinHypercube(original):  # type: ignore[valid-type, misc]
+        """LatinHypercube drawing from the run's generator unless given one."""
+
+        def __init__(self, d: int, **kwargs: Any) -> None:
+            if kwargs.get("rng") is None and kwargs.get("seed") is None:
+                kwargs["rng"] = rng
+            super().__init__(d, **kwargs)
+
+    qmc.LatinHypercube = SeededLatinHypercube
+    try:
+        yield
+    finally:
+        qmc.LatinHypercube = original

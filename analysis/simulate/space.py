@@ -1,0 +1,123 @@
+"""Input of the simulation engine: one search space with its exhaustive Kernel Tuner cache."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernel_tuner import util as kt_util
+
+logger = logging.getLogger(__name__)
+
+DIRECTIONS = ("min", "max")
+
+# Kernel Tuner's read_cache turns these strings into error markers under "__error__".
+_ERROR_MARKERS = {
+    "ErrorConfig": kt_util.ErrorConfig,
+    "InvalidConfig": kt_util.InvalidConfig,
+    "CompilationFailedConfig": kt_util.CompilationFailedConfig,
+    "RuntimeFailedConfig": kt_util.RuntimeFailedConfig,
+}
+
+
+@dataclass
+class SpaceData:
+    """A search space: tunable parameters, constraints, brute-force cache and objectives."""
+
+    tune_params: dict[str, list]
+    restrictions: list[str]
+    cache: dict
+    objectives: list[str]
+    directions: list[str]
+    # per-process memo (parsed entries, neighbour queries); treat the fields as read-only once used
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Check that the objective list and directions agree."""
+        if not self.objectives:
+            raise ValueError("SpaceData needs at least one objective")
+        if len(self.objectives) != len(self.directions):
+            raise ValueError(f"{len(self.objectives)} objectives but {len(self.directions)} directions")
+        bad = [d for d in self.directions if d not in DIRECTIONS]
+        if bad:
+            raise ValueError(f"directions must be one of {DIRECTIONS}, got {bad}")
+
+    @property
+    def higher_is_better(self) -> list[bool]:
+        """Kernel Tuner's objective_higher_is_better list."""
+        return [d == "max" for d in self.directions]
+
+    def cache_entries(self) -> dict[str, dict]:
+        """Cache entries keyed like Kernel Tuner, with `__error__` markers set; parsed once per object."""
+        if "entries" not in self._memo:
+            self._memo["entries"] = prepare_entries(self.cache, list(self.tune_params))
+        return self._memo["entries"]
+
+    def neighbour_memo(self) -> dict:
+        """Memo of neighbour look-ups shared by all simulated runs on this space in this process."""
+        return self._memo.setdefault("neighbours", {})
+
+    @classmethod
+    def from_cache_file(
+        cls,
+        cache_path: str | Path,
+        t1_path: str | Path | None,
+        objectives: list[str],
+        directions: list[str] | None = None,
+    ) -> SpaceData:
+        """Load a (.json or .json.gz) Kernel Tuner cache, constraints from a T1 file, default directions."""
+        cache = load_cache_file(cache_path)
+        restrictions = read_t1_restrictions(t1_path) if t1_path is not None else []
+        if directions is None:
+            directions = [default_direction(o) for o in objectives]
+        tune_params = {k: list(cache["tune_params"][k]) for k in cache["tune_params_keys"]}
+        return cls(tune_params, restrictions, cache, list(objectives), list(directions))
+
+
+def load_cache_file(path: str | Path) -> dict:
+    """Parse a Kernel Tuner cache file, gzip-compressed or not, tolerating an unclosed file."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as fh:
+        text = fh.read().strip()
+    if text and text[-3:] not in ("}\n}", "}}}"):
+        # an unfinished cache, as Kernel Tuner leaves it while tuning
+        text = text.rstrip(",") + "}\n}"
+    return json.loads(text)
+
+
+def read_t1_restrictions(path: str | Path) -> list[str]:
+    """The constraint expressions of a T1 kernel description."""
+    with open(path) as fh:
+        t1 = json.load(fh)
+    return [c["Expression"] for c in t1["ConfigurationSpace"].get("Conditions", [])]
+
+
+def default_direction(objective: str) -> str:
+    """Kernel Tuner's default direction for a known objective name."""
+    if objective not in kt_util.objective_default_map:
+        raise ValueError(f"no default direction for objective {objective!r}; pass directions")
+    return "max" if kt_util.objective_default_map[objective] else "min"
+
+
+def prepare_entries(cache: dict, param_names: list[str]) -> dict[str, dict]:
+    """Copy the cache entries and mark failed ones the way Kernel Tuner's read_cache does."""
+    keys = list(cache.get("tune_params_keys", param_names))
+    if keys != param_names:
+        raise ValueError(f"cache parameter order {keys} differs from tune_params order {param_names}")
+    entries: dict[str, dict] = {}
+    for key, entry in cache["cache"].items():
+        entry = dict(entry)
+        error: Any = None
+        for value in entry.values():
+            if isinstance(value, str) and value in _ERROR_MARKERS:
+                error = _ERROR_MARKERS[value]()
+        if error is not None:
+            entry["__error__"] = error
+        entries[key] = entry
+    logger.debug("prepared %d cache entries", len(entries))
+    return entries

@@ -1,0 +1,258 @@
+"""Simulation engine: registry, contract of every algorithm, reproducibility, identity with tune_kernel."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.simulate import (
+    SpaceData,
+    algorithm_names,
+    derive_seed,
+    get_algorithm,
+    options_markdown,
+    resolve_options,
+    simulate_run,
+)
+from analysis.simulate.baseline import tune_kernel_trace, write_cache_json
+
+REPO = Path(__file__).resolve().parents[1]
+HUB_CANDIDATES = [REPO / "data" / "benchmark_hub", Path("/work/shared/data/benchmark_hub")]
+HUB = next((p for p in HUB_CANDIDATES if (p / "cachefiles" / "convolution_milo" / "A100.json.gz").exists()), None)
+
+TINY_PARAMS = {"a": [1, 2, 3, 4, 5, 6], "b": [1, 2, 4, 8, 16], "c": [0, 1]}
+LIMIT = 24  # keeps diff_evo off Kernel Tuner's np.shuffle bug (popsize == space size)
+TINY_RESTRICTIONS = [f"a * b <= {LIMIT}"]
+TINY_FAILED = {(3, 8, 1): "RuntimeFailedConfig", (5, 4, 0): "CompilationFailedConfig", (6, 1, 1): "RuntimeFailedConfig"}
+BUDGET = 20
+
+
+def tiny_cache() -> dict:
+    """An exhaustive synthetic cache over TINY_PARAMS under TINY_RESTRICTIONS, two objectives, failed entries."""
+    entries = {}
+    for a, b, c in itertools.product(*TINY_PARAMS.values()):
+        if a * b > LIMIT:
+            continue
+        entry = {"a": a, "b": b, "c": c}
+        failure = TINY_FAILED.get((a, b, c))
+        if failure:
+            entry.update(time=failure, energy=failure)
+        else:
+            entry.update(time=1.0 + abs(a - 4) + abs(b - 4) / 2 + 0.3 * c, energy=10.0 - a - 0.5 * c + b / 8)
+        entry.update(compile_time=100.0 + a, verification_time=1.0, benchmark_time=10.0 * b)
+        entries[f"{a},{b},{c}"] = entry
+    return {
+        "device_name": "Test GPU",
+        "kernel_name": "tiny",
+        "problem_size": [64],
+        "tune_params_keys": list(TINY_PARAMS),
+        "tune_params": TINY_PARAMS,
+        "objective": "time",
+        "cache": entries,
+    }
+
+
+def tiny_space(n_obj: int) -> SpaceData:
+    """The tiny space with one (time) or two (time, energy) objectives, both minimised."""
+    objectives = ["time", "energy"][:n_obj]
+    return SpaceData(dict(TINY_PARAMS), list(TINY_RESTRICTIONS), tiny_cache(), objectives, ["min"] * n_obj)
+
+
+def algorithm_cases() -> list[tuple[str, dict]]:
+    """Every registered algorithm, with both constraint_aware settings where it has the option."""
+    cases = []
+    for name in algorithm_names():
+        if "constraint_aware" in get_algorithm(name).options:
+            cases += [(name, {"constraint_aware": True}), (name, {"constraint_aware": False})]
+        else:
+            cases.append((name, {}))
+    return cases
+
+
+def n_obj_for(name: str) -> int:
+    """Two objectives where the algorithm supports them, else one."""
+    return 2 if get_algorithm(name).multi_objective else 1
+
+
+@pytest.mark.parametrize(("name", "options"), algorithm_cases())
+def test_contract_every_algorithm(name: str, options: dict) -> None:
+    space = tiny_space(n_obj_for(name))
+    trace = simulate_run(space, name, options, BUDGET, seed=7)
+    n = len(trace)
+    cols = trace.columns()
+    assert all(len(v) == n for v in cols.values())
+    assert [c for c in cols if c.startswith("param.")] == ["param.a", "param.b", "param.c"]
+    assert trace.evaluations_spent <= BUDGET
+    if not trace.stopped_early:
+        assert trace.evaluations_spent == BUDGET
+    assert cols["budget_used"][-1] == trace.evaluations_spent
+    # a configuration is visited first exactly once
+    firsts = [cfg for cfg, first in zip(trace.configs, trace.first_visit) if first]
+    assert len(firsts) == len(set(firsts)) == len(set(trace.configs))
+    # failed and infeasible configurations are invalid and carry no objective values
+    for cfg, valid, t in zip(trace.configs, trace.valid, trace.values["time"]):
+        feasible = cfg[0] * cfg[1] <= LIMIT
+        assert valid == (feasible and cfg not in TINY_FAILED)
+        assert np.isnan(t) != valid
+    if not get_algorithm(name).unaware:
+        assert all(cfg[0] * cfg[1] <= LIMIT for cfg in trace.configs)
+    # simulated time only grows, and only on first visits of measured configurations
+    steps = np.diff([0.0, *trace.sim_time_ms])
+    assert (steps >= 0).all()
+    assert all(s == 0 for s, first in zip(steps, trace.first_visit) if not first)
+    frame = trace.to_frame()
+    assert len(frame) == n and frame.attrs["algorithm"] == name
+
+
+def test_unaware_charges_infeasible_proposals() -> None:
+    space = tiny_space(2)
+    traces = [simulate_run(space, "nsga2_unaware", {}, BUDGET, seed=s) for s in range(4)]
+    infeasible = [
+        cfg for t in traces for cfg, first in zip(t.configs, t.first_visit) if first and cfg[0] * cfg[1] > LIMIT
+    ]
+    assert infeasible, "pymoo's unconstrained sampling should propose some infeasible configurations"
+    assert all(t.evaluations_spent == BUDGET for t in traces)
+
+
+def test_budget_larger_than_space_is_capped() -> None:
+    trace = simulate_run(tiny_space(1), "rs", {}, 1000, seed=1)
+    size = sum(1 for a, b in itertools.product(TINY_PARAMS["a"], TINY_PARAMS["b"]) if a * b <= LIMIT) * 2
+    assert trace.evaluations_spent == len(trace) == size
+    assert trace.meta["effective_budget"] == size and not trace.stopped_early
+
+
+_REPRO_SCRIPT = """
+import hashlib, json, sys, warnings
+warnings.simplefilter("ignore")
+from analysis.simulate import SpaceData, simulate_run, get_algorithm
+doc = json.load(open(sys.argv[1]))
+out = []
+for name, options in doc["cases"]:
+    n_obj = 2 if get_algorithm(name).multi_objective else 1
+    space = SpaceData(doc["params"], doc["restrictions"], doc["cache"], ["time", "energy"][:n_obj], ["min"] * n_obj)
+    out.append(repr(simulate_run(space, name, options, doc["budget"], 12345).comparable()))
+print(hashlib.sha256("\\n".join(out).encode()).hexdigest())
+"""
+
+
+def test_same_seed_reproducible_across_processes(tmp_path: Path) -> None:
+    doc = {
+        "params": TINY_PARAMS,
+        "restrictions": TINY_RESTRICTIONS,
+        "cache": tiny_cache(),
+        "cases": algorithm_cases(),
+        "budget": BUDGET,
+    }
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(doc))
+    digests = []
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        command = [sys.executable, "-c", _REPRO_SCRIPT, str(spec)]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, check=True)
+        digests.append(done.stdout.strip())
+    assert digests[0] == digests[1] and len(digests[0]) == 64
+    # and a different seed gives a different run
+    space = tiny_space(2)
+    first, second = (simulate_run(space, "nsga2", {}, BUDGET, seed).comparable() for seed in (1, 2))
+    assert first != second
+
+
+def test_unknown_algorithm_lists_valid_ones() -> None:
+    with pytest.raises(ValueError) as err:
+        simulate_run(tiny_space(1), "hill_climb", {}, BUDGET, 0)
+    for name in algorithm_names():
+        assert name in str(err.value)
+
+
+def test_unknown_option_lists_valid_ones() -> None:
+    with pytest.raises(ValueError) as err:
+        simulate_run(tiny_space(1), "pso", {"swarm": 3}, BUDGET, 0)
+    for option in get_algorithm("pso").options:
+        assert option in str(err.value)
+    with pytest.raises(ValueError, match="valid options"):
+        resolve_options("rs", {"fraction": 0.5})
+
+
+def test_single_objective_algorithm_rejects_two_objectives() -> None:
+    with pytest.raises(ValueError, match="single-objective"):
+        simulate_run(tiny_space(2), "pso", {"constraint_aware": True}, BUDGET, 0)
+
+
+def test_options_markdown_documents_every_algorithm() -> None:
+    text = options_markdown()
+    for name in algorithm_names():
+        assert f"### `{name}`" in text
+        for option in get_algorithm(name).options:
+            assert f"`{option}`" in text
+    assert "constraint_aware" in resolve_options("genetic_algorithm", {})
+
+
+def test_derive_seed_is_stable() -> None:
+    identity = dict(
+        space="convolution_milo/A100",
+        objectives=["time", "energy"],
+        algorithm="nsga2",
+        options={"popsize": 20},
+        budget=200,
+        repetition=0,
+    )
+    seed = derive_seed(**identity)
+    assert seed == 978427052  # pinned: changing the derivation silently changes every result
+    shuffled = dict(reversed(list(identity.items())))
+    assert derive_seed(**shuffled) == seed
+    assert derive_seed(**{**identity, "options": {"popsize": 20}}) == seed
+    assert derive_seed(**{**identity, "repetition": 1}) != seed
+    assert 0 <= seed < 2**31
+
+
+def test_hamming_index_matches_kernel_tuner() -> None:
+    from kernel_tuner.searchspace import Searchspace
+
+    from analysis.simulate.accel import HammingIndex
+
+    searchspace = Searchspace(TINY_PARAMS, TINY_RESTRICTIONS, 1024)
+    index = HammingIndex(searchspace)
+    for config in itertools.product(*TINY_PARAMS.values()):
+        expected = searchspace.get_neighbors_indices_no_cache(config, "Hamming")
+        got = index.neighbours(config)
+        assert np.array_equal(expected, got) and expected.dtype == got.dtype, config
+
+
+def test_hashed_duplicate_elimination_matches_pairwise() -> None:
+    from kernel_tuner.strategies.pymoo_minimize import TuningParamConfigDuplicateElimination
+    from pymoo.core.population import Population
+
+    from analysis.simulate.accel import HashedDuplicateElimination
+
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        pop = Population.new("X", rng.integers(0, 3, size=(12, 3)).astype(object))
+        other = Population.new("X", rng.integers(0, 3, size=(6, 3)).astype(object))
+        for args in ((pop, None), (pop, other)):
+            expected = TuningParamConfigDuplicateElimination()._do(*args, np.full(len(pop), False))
+            got = HashedDuplicateElimination()._do(*args, np.full(len(pop), False))
+            assert np.array_equal(expected, got)
+
+
+@pytest.mark.skipif(HUB is None, reason="benchmark_hub data not available")
+@pytest.mark.parametrize("name", ["rs", "nsga2", "nsga3"])
+def test_identical_to_tune_kernel_on_real_cache(name: str, tmp_path: Path) -> None:
+    kernel = HUB / "kernels" / "convolution_milo.json"
+    cache = HUB / "cachefiles" / "convolution_milo" / "A100.json.gz"
+    for objectives, directions in ((["time"], None), (["time", "compile_time"], ["min", "min"])):
+        space = SpaceData.from_cache_file(cache, kernel, objectives, directions)
+        cache_json = write_cache_json(space, tmp_path / "A100.json")
+        for seed in (3, 4):
+            engine = simulate_run(space, name, {}, 40, seed)
+            reference = tune_kernel_trace(space, cache_json, name, {}, 40, seed)
+            assert engine.comparable() == reference.comparable(), (name, objectives, seed)
+            assert engine.evaluations_spent == 40
+
