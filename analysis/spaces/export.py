@@ -5,10 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from analysis.objectives import EVALUATION_TIME_COLUMNS
-from analysis.spaces.space import KT_ERRORS, STATUS_OK, Space
+from analysis.spaces.space import KT_ERRORS, STATUS_OK, Space, plain
 
 _STATUS_TO_KT = {status: marker for marker, status in KT_ERRORS.items() if status is not None}
 
@@ -21,7 +19,7 @@ def to_kt_cache(space: Space) -> dict[str, Any]:
     """
     names = list(space.parameters)
     table = space.table
-    params = {p: [_plain(v) for v in table[p].to_numpy()] for p in names}
+    params = {p: [plain(v) for v in table[p].to_numpy()] for p in names}
     objectives = {o.name: table[o.column].to_numpy(dtype=float) for o in space.objectives}
     times = {kt: table[col].to_numpy(dtype=float) for kt, col in EVALUATION_TIME_COLUMNS.items()}
     status = table["status"].to_numpy()
@@ -50,7 +48,3 @@ def to_kt_cache(space: Space) -> dict[str, Any]:
 
 def _number(v: float) -> float | str:
     return float(v) if math.isfinite(v) else str(v)
-
-
-def _plain(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from analysis.errors import SpaceError
 from analysis.io import sha256
-from analysis.objectives import EVALUATION_TIME_COLUMNS, OBJECTIVES, Objective, objective
+from analysis.objectives import EVALUATION_TIME_COLUMNS, OBJECTIVES, Objective, custom_objective, objective
 from analysis.spaces.definition import Definition, read_definition
 from analysis.spaces.jsonfile import read_json, require
 from analysis.spaces.space import KT_ERRORS, STATUS_OK, Record, Space, build
@@ -78,8 +78,6 @@ def _objective_for(fld: str, spec: Any, path: Path) -> Objective:
             return objective(spec)
         except KeyError as exc:
             raise SpaceError(path, str(exc.args[0]), field=fld) from None
-    from analysis.objectives import custom_objective
-
     try:
         return custom_objective(spec["name"], spec.get("unit", ""), spec.get("direction", "min"))
     except (KeyError, TypeError, ValueError) as exc:

@@ -10,7 +10,7 @@ import moocore
 import numpy as np
 import pandas as pd
 
-from analysis.spaces.space import STATUS_OK, Space
+from analysis.spaces.space import STATUS_OK, Space, plain
 
 log = logging.getLogger(__name__)
 
@@ -111,5 +111,4 @@ def optimum(space: Space, name: str) -> dict[str, Any]:
     col = col.where(np.isfinite(col))
     row = int(col.idxmin() if o.direction == "min" else col.idxmax())
     config = {p: space.table.at[row, p] for p in space.parameters}
-    return {"value": float(col[row]), "row": row,
-            "configuration": {k: (v.item() if isinstance(v, np.generic) else v) for k, v in config.items()}}
+    return {"value": float(col[row]), "row": row, "configuration": {k: plain(v) for k, v in config.items()}}

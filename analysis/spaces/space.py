@@ -77,7 +77,7 @@ class Space:
             "format_version": FORMAT_VERSION,
             "kernel": self.kernel,
             "device": self.device,
-            "parameters": {k: [_plain(v) for v in vs] for k, vs in self.parameters.items()},
+            "parameters": {k: [plain(v) for v in vs] for k, vs in self.parameters.items()},
             "constraints": list(self.constraints),
             "objectives": [
                 {"name": o.name, "column": o.column, "unit": o.unit, "direction": o.direction,
@@ -203,5 +203,6 @@ def _hashable(v: Any) -> Any:
     return tuple(v) if isinstance(v, list) else v
 
 
-def _plain(v: Any) -> Any:
+def plain(v: Any) -> Any:
+    """A NumPy scalar as the Python value (for JSON and cache keys)."""
     return v.item() if isinstance(v, np.generic) else v
