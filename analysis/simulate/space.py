@@ -91,10 +91,10 @@ def load_cache_file(path: str | Path) -> dict:
 
 
 def read_t1_restrictions(path: str | Path) -> list[str]:
-    """The constraint expressions of a T1 kernel description."""
-    with open(path) as fh:
-        t1 = json.load(fh)
-    return [c["Expression"] for c in t1["ConfigurationSpace"].get("Conditions", [])]
+    """The constraint expressions of a T1 kernel description (read and checked by the space store)."""
+    from analysis.spaces.definition import read_definition
+
+    return read_definition(path).constraints
 
 
 def default_direction(objective: str) -> str:
