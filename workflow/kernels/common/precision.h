@@ -1,0 +1,94 @@
+// Precision types and math for the host-CPU (C++) ports of the nine kernels.
+//
+// Type names match the values of the kernels' precision parameters, which Kernel
+// Tuner inserts as `#define T_x <name>` lines: double, float, half, bfloat16.
+//   half      IEEE binary16 (_Float16, gcc >= 12 on x86-64); arithmetic rounds to
+//             binary16 after every operation.
+//   bfloat16  16-bit storage (the upper half of a binary32), round-to-nearest-even
+//             on conversion; arithmetic is done in float and rounded back, so it
+//             models bf16 arithmetic the way GPUs without native bf16 ALUs do it.
+// Host arrays of half/bfloat16 are passed as uint16 buffers (Kernel Tuner's C
+// backend refuses float16 ndarrays); both types are exactly 2 bytes, so a
+// `half *` or `bfloat16 *` parameter reads them directly.
+//
+// Math helpers (pexp, plog, psqrt, prsqrt, psin, pcos, pacos, pasin, pabs) are overloaded
+// per type: double uses the double libm, float the float libm, half and bfloat16
+// evaluate in float and round the result to their own type.  The CUDA header
+// precision.cuh offers the same names.
+#ifndef TSB_PRECISION_H
+#define TSB_PRECISION_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef _Float16 half;
+
+struct bfloat16 {
+    uint16_t bits;
+    bfloat16() = default;
+    static inline uint16_t round_bits(float f) {
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) {
+            return (uint16_t)((u >> 16) | 0x0040u);  // quiet NaN
+        }
+        u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
+        return (uint16_t)(u >> 16);
+    }
+    bfloat16(float f) : bits(round_bits(f)) {}
+    bfloat16(double d) : bits(round_bits((float)d)) {}
+    bfloat16(int i) : bits(round_bits((float)i)) {}
+    bfloat16(half h) : bits(round_bits((float)h)) {}
+    operator float() const {
+        uint32_t u = (uint32_t)bits << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    bfloat16 &operator+=(bfloat16 o) { return *this = bfloat16((float)*this + (float)o); }
+    bfloat16 &operator-=(bfloat16 o) { return *this = bfloat16((float)*this - (float)o); }
+    bfloat16 &operator*=(bfloat16 o) { return *this = bfloat16((float)*this * (float)o); }
+    bfloat16 &operator/=(bfloat16 o) { return *this = bfloat16((float)*this / (float)o); }
+};
+static_assert(sizeof(bfloat16) == 2, "bfloat16 must be 2 bytes");
+static_assert(sizeof(half) == 2, "half must be 2 bytes");
+
+inline bfloat16 operator+(bfloat16 a, bfloat16 b) { return bfloat16((float)a + (float)b); }
+inline bfloat16 operator-(bfloat16 a, bfloat16 b) { return bfloat16((float)a - (float)b); }
+inline bfloat16 operator*(bfloat16 a, bfloat16 b) { return bfloat16((float)a * (float)b); }
+inline bfloat16 operator/(bfloat16 a, bfloat16 b) { return bfloat16((float)a / (float)b); }
+inline bfloat16 operator-(bfloat16 a) { return bfloat16(-(float)a); }
+inline bool operator<(bfloat16 a, bfloat16 b) { return (float)a < (float)b; }
+inline bool operator>(bfloat16 a, bfloat16 b) { return (float)a > (float)b; }
+inline bool operator<=(bfloat16 a, bfloat16 b) { return (float)a <= (float)b; }
+inline bool operator>=(bfloat16 a, bfloat16 b) { return (float)a >= (float)b; }
+
+// Conversion between any two of the four types: cast<To>(x).
+template <typename To, typename From>
+inline To cast(From x) { return (To)(x); }
+template <> inline half cast<half, bfloat16>(bfloat16 x) { return (half)(float)x; }
+template <> inline double cast<double, bfloat16>(bfloat16 x) { return (double)(float)x; }
+
+#define TSB_UNARY(NAME, DFN, FFN)                                      \
+    inline double NAME(double x) { return DFN(x); }                    \
+    inline float NAME(float x) { return FFN(x); }                      \
+    inline half NAME(half x) { return (half)FFN((float)x); }           \
+    inline bfloat16 NAME(bfloat16 x) { return bfloat16(FFN((float)x)); }
+
+TSB_UNARY(pexp, exp, expf)
+TSB_UNARY(plog, log, logf)
+TSB_UNARY(psqrt, sqrt, sqrtf)
+TSB_UNARY(psin, sin, sinf)
+TSB_UNARY(pcos, cos, cosf)
+TSB_UNARY(pacos, acos, acosf)
+TSB_UNARY(pasin, asin, asinf)
+TSB_UNARY(pabs, fabs, fabsf)
+#undef TSB_UNARY
+
+inline double prsqrt(double x) { return 1.0 / sqrt(x); }
+inline float prsqrt(float x) { return 1.0f / sqrtf(x); }
+inline half prsqrt(half x) { return (half)(1.0f / sqrtf((float)x)); }
+inline bfloat16 prsqrt(bfloat16 x) { return bfloat16(1.0f / sqrtf((float)x)); }
+
+#endif
