@@ -1,0 +1,1 @@
+"""The study's figures: one module per figure family, each drawing from DataFrames in the shared style."""

@@ -1,0 +1,152 @@
+"""Anytime IGD+ (thesis Figure 7, appendix A.3): median IGD+ with IQR bands and relative improvement over RS."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import MaxNLocator, MultipleLocator
+
+from analysis.figures import style
+from analysis.figures.contracts import CURVES_COLUMNS, require
+
+RS = "rs"
+IMPROVEMENT_FLOOR = -1.0  # the bottom panel shows improvements down to this; lower values are clipped (and said so)
+X_LABEL = "evaluations"
+IGD_LABEL = r"median IGD$^+$"
+IMPROVEMENT_LABEL = "improvement over RS"
+GRID_COLUMNS_MAX = 4
+
+
+def relative_improvement(rs_median: np.ndarray, median: np.ndarray) -> np.ndarray:
+    """(rs − a) / rs per element: 0 = as good as RS, 1 = IGD+ of 0.
+
+    Where RS's median is 0: 0 if the algorithm's is 0 too, NaN (not drawn) otherwise, since RS then
+    already holds the true front and no finite ratio describes how far the algorithm is behind.
+    """
+    rs = np.asarray(rs_median, dtype=float)
+    a = np.asarray(median, dtype=float)
+    out = np.full(np.broadcast(rs, a).shape, np.nan)
+    pos = rs > 0
+    out[pos] = (rs[pos] - a[pos]) / rs[pos]
+    out[(rs == 0) & (a == 0)] = 0.0
+    return out
+
+
+def space_curves(curves: pd.DataFrame, device: str, kernel: str, objective_set: str) -> tuple[pd.DataFrame, int]:
+    """The curves of one (device, kernel, objective set) at its largest budget, and that budget."""
+    sel = curves[(curves["device"] == device) & (curves["kernel"] == kernel)
+                 & (curves["objective_set"] == objective_set)]
+    if sel.empty:
+        have = sorted({f"{d}/{k}/{o}" for d, k, o in curves[["device", "kernel", "objective_set"]].itertuples(index=False)})
+        raise ValueError(f"no curves for {device}/{kernel}/{objective_set}; there are: {', '.join(have)}")
+    budget = int(sel["budget"].max())
+    sel = sel[sel["budget"] == budget].sort_values(["setting", "k"])
+    rs = sel.loc[sel["algorithm"] == RS, "setting"].unique()
+    if len(rs) != 1:
+        raise ValueError(f"{device}/{kernel}/{objective_set} at budget {budget}: need exactly one setting of "
+                         f"algorithm '{RS}', found {list(rs)}")
+    if sel.duplicated(["setting", "k"]).any():
+        raise ValueError(f"{device}/{kernel}/{objective_set} at budget {budget}: repeated (setting, k) rows")
+    return sel, budget
+
+
+def _settings(sel: pd.DataFrame) -> dict[str, str]:
+    pairs = sel[["setting", "algorithm"]].drop_duplicates()
+    if pairs["setting"].duplicated().any():
+        raise ValueError("a setting appears with two algorithms")
+    return dict(zip(pairs["setting"], pairs["algorithm"]))
+
+
+def _draw_igd(ax, sel: pd.DataFrame, styles: dict[str, dict], band: bool = True) -> None:
+    for s, st in styles.items():
+        g = sel[sel["setting"] == s]
+        if band:
+            ax.fill_between(g["k"], g["igd_q1"], g["igd_q3"], color=st["color"], alpha=0.12, lw=0)
+        ax.plot(g["k"], g["igd_median"], color=st["color"], ls=st["linestyle"], label=st["label"])
+    ax.set_ylim(bottom=0)
+
+
+def _rs_setting(settings: dict[str, str]) -> str:
+    return next(s for s, a in settings.items() if a == RS)
+
+
+def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf: str | Path, png: str | Path) -> None:
+    """Median IGD+ vs evaluations with IQR bands (top) and relative improvement over RS (bottom) for one space."""
+    require(curves, CURVES_COLUMNS)
+    sel, budget = space_curves(curves, device, kernel, objective_set)
+    settings = _settings(sel)
+    rs_setting = _rs_setting(settings)
+    with style.context():
+        styles = style.setting_styles(settings)
+        fig, (top, bottom) = style.figure(height=3.6, nrows=2, sharex=True, height_ratios=[3, 2])
+        _draw_igd(top, sel, styles)
+        top.set_ylabel(IGD_LABEL)
+        runs = int(sel["n_runs"].min())
+        top.set_title(f"{device} / {kernel}, {objective_set}, budget {budget}, {runs} runs"
+                      if runs == int(sel["n_runs"].max()) else
+                      f"{device} / {kernel}, {objective_set}, budget {budget}, {runs}-{int(sel['n_runs'].max())} runs")
+        rs = sel[sel["setting"] == rs_setting].set_index("k")["igd_median"]
+        lowest = 0.0
+        bottom.axhline(0.0, color=styles[rs_setting]["color"], lw=1.0)
+        for s, st in styles.items():
+            if s == rs_setting:
+                continue
+            g = sel[sel["setting"] == s].set_index("k")["igd_median"]
+            k = g.index.intersection(rs.index)
+            imp = relative_improvement(rs.loc[k].to_numpy(), g.loc[k].to_numpy())
+            lowest = min(lowest, float(np.nanmin(imp, initial=0.0)))
+            bottom.plot(k, np.maximum(imp, IMPROVEMENT_FLOOR), color=st["color"], ls=st["linestyle"])
+        clipped = lowest < IMPROVEMENT_FLOOR
+        floor = max(IMPROVEMENT_FLOOR, min(-0.25, math.floor(lowest * 4) / 4))
+        bottom.set_ylim(floor - 0.05, 1.05)
+        bottom.yaxis.set_major_locator(MultipleLocator(0.5 if floor < -0.5 else 0.25))
+        bottom.set_ylabel(IMPROVEMENT_LABEL + (" (clipped at −1)" if clipped else ""))
+        bottom.set_xlabel(X_LABEL)
+        bottom.set_xlim(0, budget)
+        fig.legend(*top.get_legend_handles_labels(), loc="outside upper center", ncols=2)
+        style.save(fig, pdf, png)
+
+
+def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: str | Path) -> None:
+    """Small multiples: median IGD+ vs evaluations with IQR bands, one panel per space of an objective set."""
+    require(curves, CURVES_COLUMNS)
+    sub = curves[curves["objective_set"] == objective_set]
+    if sub.empty:
+        raise ValueError(f"no curves for objective set '{objective_set}'; there are: "
+                         f"{', '.join(sorted(curves['objective_set'].unique()))}")
+    spaces = sorted(set(sub[["device", "kernel"]].itertuples(index=False, name=None)), key=lambda dk: (dk[1], dk[0]))
+    parts = [space_curves(sub, d, k, objective_set) for d, k in spaces]
+    settings: dict[str, str] = {}
+    for sel, _ in parts:
+        settings.update(_settings(sel))
+    ncols = min(GRID_COLUMNS_MAX, len(spaces))
+    nrows = math.ceil(len(spaces) / ncols)
+    with style.context():
+        styles = style.setting_styles(settings)
+        fig, axes = style.figure(width=7.0, height=1.45 * nrows + 0.55, nrows=nrows, ncols=ncols,
+                                 squeeze=False, sharex=False)
+        fig.get_layout_engine().set(wspace=0.08)
+        for ax, (d, k), (sel, budget) in zip(axes.flat, spaces, parts):
+            _draw_igd(ax, sel, {s: st for s, st in styles.items() if s in set(sel["setting"])}, band=False)
+            ax.set_title(f"{d} / {k}")
+            ax.set_xlim(0, budget)
+            ax.xaxis.set_major_locator(MaxNLocator(4))
+        for ax in axes.flat[len(spaces):]:
+            ax.set_visible(False)
+        for ax in axes[:, 0]:
+            ax.set_ylabel(IGD_LABEL)
+        for j in range(ncols):
+            last = max(i for i in range(nrows) if i * ncols + j < len(spaces))
+            axes[last, j].set_xlabel(X_LABEL)
+        handles = {}
+        for ax in axes.flat[:len(spaces)]:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+        budgets = sorted({b for _, b in parts})
+        fig.legend(handles.values(), handles.keys(), loc="outside upper center", ncols=min(6, len(handles)),
+                   title=f"objective set {objective_set}, budget {', '.join(map(str, budgets))}; "
+                         "median over runs", title_fontsize=7)
+        style.save(fig, pdf, png)

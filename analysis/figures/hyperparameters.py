@@ -1,0 +1,82 @@
+"""Hyperparameter fronts (thesis Figures 5-6): y1 vs y2 of every grid configuration, one panel per budget and algorithm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from analysis.figures import style
+from analysis.figures.contracts import GRID_COLUMNS, as_bool, require
+from analysis.figures.labels import place_labels
+
+X_LABEL = r"$y_1$: mean of median IGD$^+$"
+Y_LABEL = r"$y_2$: mean IQR of IGD$^+$"
+PANEL_WIDTH_IN = 1.7
+ROW_HEIGHT_IN = 1.75
+
+
+def point_label(popsize: float, mutation_prob: float) -> str:
+    """The label of a grid configuration: population size, mutation probability."""
+    return f"{int(popsize)}, {mutation_prob:g}"
+
+
+def check_grid(grid: pd.DataFrame, source: str | None = None) -> pd.DataFrame:
+    """The grid with boolean flags, checked: every column present, exactly one picked per (algorithm, budget)."""
+    require(grid, GRID_COLUMNS, source)
+    grid = grid.copy()
+    for c in ("on_front", "picked"):
+        grid[c] = as_bool(grid[c], source, c)
+    for (a, b), g in grid.groupby(["algorithm", "budget"], sort=True):
+        if int(g["picked"].sum()) != 1:
+            raise ValueError(f"{source or 'grid'}: {a} at budget {b} has {int(g['picked'].sum())} picked "
+                             "configurations, expected 1")
+        if not g.loc[g["picked"], "on_front"].all():
+            raise ValueError(f"{source or 'grid'}: {a} at budget {b}: the picked configuration is not on the front")
+    return grid
+
+
+def plot(grid: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
+    """Write the hyperparameter-front figure of a checked grid (see `check_grid`)."""
+    grid = check_grid(grid)
+    algorithms = [a for a in style.COLOURS if a in set(grid["algorithm"])]
+    algorithms += sorted(set(grid["algorithm"]) - set(algorithms))
+    budgets = sorted(grid["budget"].unique())
+    with style.context():
+        fig, axes = style.figure(width=PANEL_WIDTH_IN * len(budgets) + 0.3,
+                                 height=ROW_HEIGHT_IN * len(algorithms) + 0.35,
+                                 nrows=len(algorithms), ncols=len(budgets), squeeze=False)
+        labels_todo = []
+        for i, a in enumerate(algorithms):
+            c = style.colour(a)
+            for j, b in enumerate(budgets):
+                ax = axes[i][j]
+                g = grid[(grid["algorithm"] == a) & (grid["budget"] == b)]
+                dom = g[~g["on_front"]]
+                front = g[g["on_front"]].sort_values("y1")
+                ax.plot(dom["y1"], dom["y2"], "o", color=style.NEUTRAL, mfc="none", mew=0.8, ms=4)
+                ax.plot(front["y1"], front["y2"], "x-", color=c, ms=5, mew=1.1, lw=1.0)
+                pick = g[g["picked"]]
+                ax.plot(pick["y1"], pick["y2"], "o", ms=10, mfc="none", mec="black", mew=1.1)
+                ax.set_title(f"{style.label(a)}, budget {b}")
+                ax.margins(0.18)
+                ax.tick_params(axis="x", labelrotation=30)
+                ordered = pd.concat([front, dom])
+                labels_todo.append((ax, ordered, pick))
+        handles = [
+            Line2D([], [], color="black", marker="x", lw=1.0, label="non-dominated"),
+            Line2D([], [], color=style.NEUTRAL, marker="o", mfc="none", ls="none", label="dominated"),
+            Line2D([], [], color="black", marker="o", ms=8, mfc="none", ls="none", label="picked"),
+        ]
+        fig.legend(handles=handles, loc="outside upper center", ncols=3,
+                   title="labels: population size, mutation probability", title_fontsize=7)
+        fig.supxlabel(X_LABEL, fontsize=8)
+        fig.supylabel(Y_LABEL, fontsize=8)
+        fig.draw_without_rendering()
+        for ax, pts, pick in labels_todo:
+            place_labels(ax, pts["y1"].tolist(), pts["y2"].tolist(),
+                         [point_label(p, m) for p, m in zip(pts["popsize"], pts["mutation_prob"])],
+                         marker_radius_pt=3.0, keep_clear=[(x, y, 5.5) for x, y in zip(pick["y1"], pick["y2"])],
+                         fontsize=7)
+        style.save(fig, pdf, png)
