@@ -98,6 +98,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.set_defaults(func=_spaces_table)
+
+    from analysis.sweep.commands import add_commands as add_sweep_commands
+
+    add_sweep_commands(sub)
     return p
 
 

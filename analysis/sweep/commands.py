@@ -1,0 +1,70 @@
+"""Sub-commands of `python -m analysis.cli` for sweeps: sweep-shard, sweep-merge, sweep-publish."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+
+log = logging.getLogger("analysis.cli")
+
+
+def _shard(a: argparse.Namespace) -> None:
+    from analysis.sweep import run
+
+    summary = run.sweep_shard(a.kernel, a.target, a.size, a.cache, shard=run.parse_shard(a.shard),
+                              iterations=a.iterations, tune_params=json.loads(a.tune_params) or None,
+                              provenance=a.provenance)
+    log.info("sweep %s/%s shard %s: %s", a.kernel, a.target, a.shard, summary)
+
+
+def _merge(a: argparse.Namespace) -> None:
+    from analysis.sweep import run
+
+    summary = run.merge(a.kernel, a.target, a.size, a.shards, a.cache, a.definition, a.provenance,
+                        tune_params=json.loads(a.tune_params) or None, shard_provenance=a.shard_provenance)
+    log.info("sweep %s/%s merged: %s -> %s", a.kernel, a.target, summary, a.cache)
+
+
+def _publish(a: argparse.Namespace) -> None:
+    from analysis.sweep import run
+
+    dest = run.publish(a.cache, a.definition, a.provenance, kernel=a.kernel, target=a.target, label=a.label,
+                       data_dir=a.data_dir)
+    log.info("published %s/%s into %s (MANIFEST.csv updated)", a.kernel, a.target, dest)
+
+
+def add_commands(sub) -> None:
+    """Register the sweep sub-commands on the CLI's sub-parser set."""
+    s = sub.add_parser("sweep-shard", help="measure one shard of a kernel sweep into a Kernel Tuner cache (resumable)")
+    s.add_argument("--kernel", required=True)
+    s.add_argument("--target", required=True, choices=["cpu", "cuda"])
+    s.add_argument("--size", required=True, help="named problem size of the kernel's spec")
+    s.add_argument("--shard", default="0/1", help="i/n: the i-th of n contiguous configuration ranges")
+    s.add_argument("--iterations", type=int, default=7)
+    s.add_argument("--tune-params", default="{}", help="JSON: narrowed value lists (sub-lists of the spec's)")
+    s.add_argument("--cache", required=True)
+    s.add_argument("--provenance", required=True)
+    s.set_defaults(func=_shard)
+
+    s = sub.add_parser("sweep-merge", help="merge shard caches into one cache, definition and provenance")
+    s.add_argument("--kernel", required=True)
+    s.add_argument("--target", required=True, choices=["cpu", "cuda"])
+    s.add_argument("--size", required=True)
+    s.add_argument("--tune-params", default="{}")
+    s.add_argument("--shards", nargs="+", required=True)
+    s.add_argument("--shard-provenance", nargs="*", default=[])
+    s.add_argument("--cache", required=True, help="merged cache (.json.gz gzipped)")
+    s.add_argument("--definition", required=True, help="YAML with tune_params and constraints")
+    s.add_argument("--provenance", required=True)
+    s.set_defaults(func=_merge)
+
+    s = sub.add_parser("sweep-publish", help="copy a merged sweep into data/sweeps/<target>/<label>/, update MANIFEST")
+    s.add_argument("--kernel", required=True)
+    s.add_argument("--target", required=True, choices=["cpu", "cuda"])
+    s.add_argument("--label", required=True, help="device label, e.g. the CPU model")
+    s.add_argument("--cache", required=True)
+    s.add_argument("--definition", required=True)
+    s.add_argument("--provenance", required=True)
+    s.add_argument("--data-dir", default="data")
+    s.set_defaults(func=_publish)

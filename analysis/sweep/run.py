@@ -1,0 +1,407 @@
+"""Exhaustive Kernel Tuner sweeps of one kernel: shards, merge, definition and provenance.
+
+A sweep measures every valid configuration of a kernel's target (`cpu`: Kernel Tuner's C
+backend on the host, `cuda`: a CUDA GPU) with Kernel Tuner's brute-force strategy and
+records, per configuration, Kernel Tuner's `time` (ms, mean over `iterations` runs) plus
+`memory` (bytes, the spec's formula, as a Kernel Tuner metric), `mre`, `nrmse`, `nmae`
+(analysis.sweep.metrics, through an AccuracyObserver) and on CUDA, where NVML is
+available, `energy` (J). Kernel Tuner's own `compile_time`, `verification_time` and
+`benchmark_time` (ms) stay in every entry.
+
+The valid configurations, in Kernel Tuner's order, are split into `n` contiguous shards;
+shard i measures configurations [i*N/n, (i+1)*N/n). Each shard writes its own Kernel Tuner
+cache, which is resumable: rerunning a shard after a crash repairs an interrupted last
+write and Kernel Tuner skips every configuration already in the cache. `merge` checks
+that the shards hold every configuration exactly once and writes one cache (gzipped
+JSON, Kernel Tuner's format), a definition file (tune_params + constraints) and a
+provenance JSON.
+
+Kernel Tuner's C backend refuses float16 arrays and takes one fixed argument list per
+`tune_kernel` call, so on the cpu target the configurations are grouped by the types of
+the array arguments; each group is one `tune_kernel` call with the arguments encoded
+once (16-bit types as uint16 views) and a restriction selecting that group's
+configurations. All groups share the shard's cache (same tune_params, same keys).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import json
+import logging
+import os
+import platform
+import subprocess
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import yaml
+
+from analysis.errors import InputError
+from analysis.io import atomic_path, write_json, write_text
+from analysis.sweep import cachefile, harness
+from analysis.sweep.metrics import METRICS, error_metrics, worst
+from analysis.sweep.precision import decode
+from analysis.sweep.spec import KernelSpec, SpecError
+
+log = logging.getLogger(__name__)
+TARGETS = ("cpu", "cuda")
+# cache field -> study objective, for the importer's `objectives` mapping
+OBJECTIVE_FIELDS = {"time": "time", "memory": "memory", "mre": "mre", "nrmse": "nrmse", "nmae": "nmae"}
+
+
+class SweepError(InputError):
+    """A sweep's inputs or shard files are inconsistent."""
+
+
+def _kt():
+    from kernel_tuner.accuracy import AccuracyObserver
+
+    return AccuracyObserver
+
+
+def make_error_observer(output_types: Sequence[str] | None, metric: str):
+    """An AccuracyObserver recording `metric` (mre, nrmse or nmae) of the worst output.
+
+    Outputs are decoded to float64 first: with `output_types` (C backend, where 16-bit
+    outputs come back as uint16) by position, otherwise from their NumPy dtype.
+    """
+    AccuracyObserver = _kt()
+
+    class ErrorObserver(AccuracyObserver):
+        def process_output(self, answers, outputs):
+            per_output = []
+            k = 0
+            for answer, output in zip(answers, outputs):
+                if answer is None:
+                    continue
+                values = decode(output, output_types[k]) if output_types else np.asarray(output).astype(np.float64)
+                k += 1
+                per_output.append(error_metrics(values, answer))
+            self.result = worst(per_output)[metric]
+
+    return ErrorObserver(metric=lambda a, b: 0.0, key=metric)
+
+
+def resolve_tune_params(spec: KernelSpec, target: str, override: Mapping[str, list] | None) -> dict[str, list]:
+    """The target's tune_params, optionally narrowed (same names, values from the spec's lists, spec order)."""
+    full = spec.tune_params(target)
+    if not override:
+        return full
+    out = {}
+    for p, values in override.items():
+        if p not in full:
+            raise SweepError(spec.path, f"override names unknown parameter (known: {', '.join(full)})",
+                             field=f"tune_params.{p}")
+        if not isinstance(values, list) or not values or any(v not in full[p] for v in values):
+            raise SweepError(spec.path, f"override {values!r} must be a non-empty sub-list of {full[p]}",
+                             field=f"tune_params.{p}")
+    for p, values in full.items():
+        out[p] = [v for v in values if v in override[p]] if p in override else values
+    return out
+
+
+def config_key(config: Mapping[str, Any], names: Sequence[str]) -> str:
+    """Kernel Tuner's cache key of a configuration."""
+    return ",".join(str(config[p]) for p in names)
+
+
+def shard_configs(spec: KernelSpec, target: str, tune_params: Mapping[str, list], shard: int, shards: int):
+    """The valid configurations of shard `shard` of `shards` (contiguous ranges in Kernel Tuner's order)."""
+    if not 0 <= shard < shards:
+        raise SweepError(None, f"shard {shard} is not in 0..{shards - 1}", field="shard")
+    configs = spec.valid_configs(target, tune_params)
+    n = len(configs)
+    return configs[shard * n // shards:(shard + 1) * n // shards]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'i/n' -> (i, n)."""
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise SweepError(None, f"'{text}' is not of the form i/n", field="shard") from None
+    if n < 1 or not 0 <= i < n:
+        raise SweepError(None, f"'{text}': need 0 <= i < n", field="shard")
+    return i, n
+
+
+def _problem_size(spec: KernelSpec, target: str, size_name: str) -> list[int]:
+    if target == "cuda":
+        return spec.problem_size(size_name)
+    first_out = next(a for a in spec.arguments if a.role == "output")
+    return [int(np.prod(spec.shape(first_out, size_name)))]
+
+
+def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, shard: tuple[int, int] = (0, 1),
+                iterations: int = 7, tune_params: Mapping[str, list] | None = None,
+                provenance: str | Path | None = None) -> dict[str, Any]:
+    """Measure (or finish measuring) one shard into the Kernel Tuner cache `cache`; return a summary."""
+    if target not in TARGETS:
+        raise SweepError(None, f"unknown target '{target}' (known: {', '.join(TARGETS)})", field="target")
+    spec = harness.load_spec(kernel)
+    params = resolve_tune_params(spec, target, tune_params)
+    names = list(params)
+    todo = shard_configs(spec, target, params, *shard)
+    cache = Path(cache)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    kept = cachefile.repair(cache)
+    done = set(cachefile.read(cache)["cache"]) if cache.exists() else set()
+    extra = done - {config_key(c, names) for c in todo}
+    if extra:
+        raise SweepError(cache, f"holds {len(extra)} configuration(s) outside shard {shard[0]}/{shard[1]}, "
+                                f"e.g. '{sorted(extra)[0]}'", field="cache")
+    log.info("%s/%s shard %d/%d: %d configurations, %d already in %s", kernel, target, *shard, len(todo), kept, cache)
+    inputs = harness.make_inputs(kernel, size_name)
+    ref = harness.reference_outputs(kernel, size_name)
+    answer = [ref[a.name].ravel() if a.role == "output" else None for a in spec.arguments]
+    env: dict[str, Any] = {}
+    measured = 0
+    if target == "cpu":
+        groups: "OrderedDict[tuple, list[dict]]" = OrderedDict()
+        prec = spec.argument_precision_params()
+        for c in todo:
+            groups.setdefault(tuple(c[p] for p in prec), []).append(c)
+        for types, configs in groups.items():
+            keys = {config_key(c, names) for c in configs}
+            if keys <= done:
+                continue
+            sample = configs[0]
+            args = [a.ravel() if isinstance(a, np.ndarray) else a
+                    for a in harness.kernel_arguments(spec, sample, inputs, size_name, for_c=True)]
+            out_types = [spec.arg_type(a, sample) for a in spec.arguments if a.role == "output"]
+            env = _tune(spec, target, size_name, cache, params, args, answer, keys, iterations, out_types)
+            measured += len(keys - done)
+    else:
+        env = _tune(spec, target, size_name, cache, params, _tunable_arguments(spec, inputs, size_name), answer,
+                    {config_key(c, names) for c in todo} - done, iterations, None) if todo else {}
+        measured = len({config_key(c, names) for c in todo} - done)
+    final = cachefile.read(cache)["cache"] if cache.exists() else {}
+    missing = {config_key(c, names) for c in todo} - set(final)
+    if missing:
+        raise SweepError(cache, f"{len(missing)} configuration(s) of the shard were not measured, "
+                                f"e.g. '{sorted(missing)[0]}'", field="cache")
+    summary = {"configurations": len(todo), "resumed_with": kept, "measured_now": measured}
+    if provenance is not None:
+        write_json(provenance_record(kernel, target, size_name, iterations, shard, env, summary), provenance)
+    return summary
+
+
+def _tunable_arguments(spec: KernelSpec, inputs: Mapping[str, np.ndarray], size_name: str) -> list:
+    from kernel_tuner.accuracy import TunablePrecision
+
+    from analysis.sweep.precision import DTYPES
+
+    args: list = []
+    for a in spec.arguments:
+        if a.role == "scalar":
+            args.append(harness._NP_SCALARS[a.type](spec.scalar_value(a, size_name)))
+            continue
+        shape = spec.shape(a, size_name)
+        data = np.asarray(inputs[a.name]).reshape(shape).ravel() if a.role == "input" else np.zeros(int(np.prod(shape)))
+        if a.type in spec.precision:
+            args.append(TunablePrecision(a.type, data, {t: DTYPES[t] for t in spec.precision[a.type]}))
+        else:
+            args.append(data.astype(DTYPES[a.type]))
+    return args
+
+
+def _observers(target: str, out_types):
+    observers = [make_error_observer(out_types, m) for m in METRICS]
+    if target == "cuda":
+        try:
+            from kernel_tuner.observers.nvml import NVMLObserver
+
+            observers.append(NVMLObserver(["nvml_energy"]))
+        except Exception as exc:  # pynvml missing or no NVML device: energy is optional
+            log.warning("no NVML energy observer (%s); energy not recorded", exc)
+    return observers
+
+
+def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: dict, args: list, answer: list,
+          keys: set[str], iterations: int, out_types) -> dict[str, Any]:
+    from kernel_tuner import tune_kernel
+
+    names = list(params)
+
+    def restriction(p):
+        return config_key(p, names) in keys
+
+    observers = _observers(target, out_types)
+    metrics: dict[str, Any] = {"memory": lambda p: spec.memory_bytes(p, size_name)}
+    if any(type(o).__name__ == "NVMLObserver" for o in observers):
+        metrics["energy"] = lambda p: p.get("nvml_energy", float("nan"))
+    opts: dict[str, Any] = dict(
+        restrictions=[restriction], answer=answer, observers=observers, metrics=metrics, cache=str(cache),
+        iterations=iterations, strategy="brute_force", quiet=True, verbose=False,
+    )
+    if target == "cpu":
+        source, name = timed_cpu_source(spec), f"tsb_timed_{spec.function}"
+        opts.update(lang="C", compiler=harness.CXX, compiler_options=[*harness.cxx_flags(), f"-I{spec.folder}"])
+    else:
+        source, name = str(spec.folder / "kernel.cu"), spec.function
+        t = spec.target("cuda")
+        opts.update(lang="CUDA", compiler_options=["-std=c++17", f"-I{harness.COMMON_DIR}"], **t.grid_div)
+        if t.block_size_names:
+            opts["block_size_names"] = list(t.block_size_names)
+    with cachefile.atomic_rewrites():
+        _, env = tune_kernel(name, source, _problem_size(spec, target, size_name), args, params, **opts)
+    return env
+
+
+def timed_cpu_source(spec: KernelSpec) -> str:
+    """Source handed to the C backend: kernel.cpp plus a wrapper returning the call's wall time in ms.
+
+    Kernel Tuner 1.5.0's C backend always takes the function's return value as the time
+    (it sets restype to float; a void function yields garbage), so the port stays `void`
+    and this wrapper times one call with std::chrono::steady_clock.
+    """
+    from analysis.sweep.precision import ctype_name
+
+    params, call = [], []
+    for a in spec.arguments:
+        ctype = a.type if a.type in spec.precision else ctype_name(a.type)
+        params.append(f"{ctype} *{a.name}" if a.is_array else f"{ctype} {a.name}")
+        call.append(a.name)
+    return (
+        "#include <chrono>\n"
+        '#include "kernel.cpp"\n'
+        f'extern "C" float tsb_timed_{spec.function}({", ".join(params)}) {{\n'
+        "    auto start = std::chrono::steady_clock::now();\n"
+        f"    {spec.function}({', '.join(call)});\n"
+        "    auto stop = std::chrono::steady_clock::now();\n"
+        "    return std::chrono::duration<float, std::milli>(stop - start).count();\n"
+        "}\n"
+    )
+
+
+def _cmd_first_line(cmd: list[str]) -> str | None:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.splitlines()[0].strip()
+    except (OSError, IndexError, subprocess.SubprocessError):
+        return None
+
+
+def cpu_model() -> str:
+    """The host CPU's model name."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def provenance_record(kernel: str, target: str, size_name: str, iterations: int, shard: tuple[int, int],
+                      env: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, Any]:
+    """Where and how a shard was measured."""
+    import kernel_tuner
+
+    spec = harness.load_spec(kernel)
+    rec: dict[str, Any] = {
+        "kernel": kernel, "target": target, "size": size_name, "size_values": spec.size(size_name),
+        "iterations": iterations, "shard": f"{shard[0]}/{shard[1]}", **summary,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "host": {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
+                 "os": platform.platform()},
+        "software": {"kernel_tuner": kernel_tuner.__version__ if hasattr(kernel_tuner, "__version__") else _kt_version(),
+                     "python": platform.python_version(), "numpy": np.__version__},
+    }
+    if target == "cpu":
+        rec["compiler"] = {"command": harness.CXX, "version": _cmd_first_line([harness.CXX, "--version"]),
+                           "flags": ["-fPIC", *harness.CXX_FLAGS, "-I<workflow/kernels/common>"]}
+    else:
+        rec["compiler"] = {"command": "nvcc (through Kernel Tuner's CUDA backend)",
+                           "version": _cmd_first_line(["nvcc", "--version"]) and
+                           subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip()
+                           .splitlines()[-1],
+                           "flags": ["-std=c++17", "-I<workflow/kernels/common>"]}
+        rec["gpu"] = {"name": env.get("device_name"), "driver": _nvidia_smi("driver_version"),
+                      "cuda": env.get("cuda_version") or env.get("CUDA_version"),
+                      "compute_capability": env.get("compute_capability")}
+    rec["kernel_tuner_env"] = {k: v for k, v in env.items() if isinstance(v, (str, int, float, bool)) or v is None}
+    return rec
+
+
+def _kt_version() -> str:
+    from importlib.metadata import version
+
+    return version("kernel_tuner")
+
+
+def _nvidia_smi(field: str) -> str | None:
+    return _cmd_first_line(["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"])
+
+
+def merge(kernel: str, target: str, size_name: str, shard_caches: Sequence[str | Path], out_cache: str | Path,
+          definition: str | Path, provenance: str | Path, *, tune_params: Mapping[str, list] | None = None,
+          shard_provenance: Sequence[str | Path] = ()) -> dict[str, Any]:
+    """Merge shard caches into one cache (every valid configuration exactly once), definition and provenance."""
+    spec = harness.load_spec(kernel)
+    params = resolve_tune_params(spec, target, tune_params)
+    names = list(params)
+    expected = [config_key(c, names) for c in spec.valid_configs(target, params)]
+    merged: dict[str, Any] = {}
+    header: dict[str, Any] | None = None
+    for path in shard_caches:
+        try:
+            doc = cachefile.read(path)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SweepError(path, f"not a readable Kernel Tuner cache ({exc})") from None
+        if doc.get("tune_params_keys") != names:
+            raise SweepError(path, f"parameters {doc.get('tune_params_keys')} differ from the sweep's {names}",
+                             field="tune_params_keys")
+        for key, entry in doc["cache"].items():
+            if key in merged:
+                raise SweepError(path, f"configuration '{key}' is also in another shard", field=f"cache.{key}")
+            merged[key] = entry
+        header = header or doc
+    missing = [k for k in expected if k not in merged]
+    extra = [k for k in merged if k not in set(expected)]
+    if missing or extra or header is None:
+        raise SweepError(shard_caches[0] if shard_caches else out_cache,
+                         f"shards hold {len(merged)} configurations: {len(missing)} missing (e.g. "
+                         f"{missing[:1]}), {len(extra)} not valid (e.g. {extra[:1]})", field="cache")
+    doc = {k: header[k] for k in ("device_name", "kernel_name", "problem_size", "tune_params_keys", "objective")
+           if k in header}
+    doc["tune_params"] = params
+    doc["cache"] = {k: merged[k] for k in expected}
+    with atomic_path(out_cache) as tmp:
+        data = json.dumps(doc, indent=0).encode()
+        tmp.write_bytes(gzip.compress(data, mtime=0) if str(out_cache).endswith(".gz") else data)
+    write_text(yaml.safe_dump({"kernel": kernel, "target": target, "size": size_name, "tune_params": params,
+                               "constraints": spec.constraints(target)}, sort_keys=False), definition)
+    shards = [json.loads(Path(p).read_text()) for p in shard_provenance]
+    ok = sum(1 for e in doc["cache"].values() if not isinstance(e.get("time"), str))
+    prov = {"kernel": kernel, "target": target, "size": size_name, "configurations": len(expected),
+            "failed": len(expected) - ok, "objective_fields": OBJECTIVE_FIELDS,
+            "evaluation_time_fields": ["compile_time", "verification_time", "benchmark_time"],
+            "shards": shards}
+    for k in ("iterations", "date", "host", "software", "compiler", "gpu"):
+        if shards and k in shards[0]:
+            prov[k] = shards[0][k]
+    if len({json.dumps(s.get("host", {}).get("cpu_model")) for s in shards}) > 1:
+        log.warning("shards were measured on different CPU models: %s", [s["host"]["cpu_model"] for s in shards])
+    write_json(prov, provenance)
+    return {"configurations": len(expected), "failed": len(expected) - ok}
+
+
+def publish(cache: str | Path, definition: str | Path, provenance: str | Path, *, kernel: str, target: str,
+            label: str, data_dir: str | Path = "data") -> Path:
+    """Copy a merged sweep into data/sweeps/<target>/<label>/ and refresh data/MANIFEST.csv for it."""
+    from analysis import manifest
+
+    if not label or "/" in label or label.startswith("."):
+        raise SweepError(None, f"bad device label '{label}'", field="label")
+    dest = Path(data_dir) / "sweeps" / target / label
+    for src, name in ((cache, f"{kernel}.json.gz"), (definition, f"{kernel}.yaml"),
+                      (provenance, f"{kernel}.provenance.json")):
+        with atomic_path(dest / name) as tmp:
+            tmp.write_bytes(Path(src).read_bytes())
+    manifest.update(data_dir, f"sweeps/{target}/{label}",
+                    source="measured by this suite (analysis.sweep, `python -m analysis.cli sweep-publish`)",
+                    licence="same as this repository", citation="this repository (see README, Citation)")
+    return dest
