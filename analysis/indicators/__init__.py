@@ -1,0 +1,1 @@
+"""Quality indicators of simulated runs: anytime IGD+, final hypervolume, and their summaries."""

@@ -1,0 +1,129 @@
+"""The `indicators` stage: anytime IGD+ and final hypervolume of every run in one run file.
+
+Objectives are normalised with the true front Z of the run's objective set:
+(y - ideal) / (nadir - ideal), signs flipped for higher-is-better objectives, and a range
+of 1 where nadir equals ideal (STUDY §1). The anytime curve is indexed by k, the number
+of distinct configurations evaluated (the budget's unit): the value at k covers every
+evaluation up to and including the k-th distinct one. A configuration that failed, or
+whose value is NaN or infinite in any objective of the set, yields no point. A run that
+stopped before its budget (Kernel Tuner's GA can) keeps its last value for the
+remaining k, marked by `evaluated` < k.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import moocore
+import numpy as np
+import pandas as pd
+
+from analysis.errors import InputError
+from analysis.indicators.igd import igd_plus_curve
+from analysis.io import write_parquet
+
+HV_REFERENCE = 1.1  # in every normalised objective
+
+
+@dataclass(frozen=True)
+class NormalisedFront:
+    """Z of one space and objective set, with the normalisation it defines."""
+
+    objective_set: str
+    objectives: tuple[str, ...]
+    ideal: np.ndarray
+    nadir: np.ndarray
+    sign: np.ndarray
+    points: np.ndarray  # normalised, unique
+
+    @property
+    def scale(self) -> np.ndarray:
+        span = np.abs(self.nadir - self.ideal)
+        return np.where(span > 0, span, 1.0)
+
+    def normalise(self, values: np.ndarray) -> np.ndarray:
+        """Minimisation-form normalised values; rows stay as given (NaN stays NaN)."""
+        return self.sign * (np.asarray(values, dtype=float) - self.ideal) / self.scale
+
+
+def load_front(space_meta: str | Path, fronts_parquet: str | Path, fronts_json: str | Path,
+               objective_set: str) -> NormalisedFront:
+    """Read Z of `objective_set` as written by the `fronts` stage."""
+    summary = json.loads(Path(fronts_json).read_text())
+    sets = summary.get("sets", {})
+    if objective_set not in sets:
+        raise InputError(fronts_json, f"no front for objective set '{objective_set}' (it has {sorted(sets)})",
+                         field="sets")
+    s = sets[objective_set]
+    meta = json.loads(Path(space_meta).read_text())
+    columns = {o["name"]: o["column"] for o in meta["objectives"]}
+    objectives = tuple(s["objectives"])
+    table = pd.read_parquet(fronts_parquet)
+    rows = table[table["objective_set"] == objective_set]
+    values = rows[[columns[o] for o in objectives]].to_numpy(dtype=float)
+    sign = np.array([1.0 if d == "min" else -1.0 for d in s["directions"]])
+    front = NormalisedFront(objective_set, objectives, np.array(s["ideal"], dtype=float),
+                            np.array(s["nadir"], dtype=float), sign, np.empty((0, len(objectives))))
+    points = np.unique(front.normalise(values), axis=0)
+    if len(points) != s["size"]:
+        raise InputError(fronts_parquet, f"{len(points)} distinct front vectors for '{objective_set}', "
+                         f"but {fronts_json} says {s['size']}", field="objective_set")
+    return NormalisedFront(front.objective_set, objectives, front.ideal, front.nadir, sign, points)
+
+
+def run_indicators(trace: pd.DataFrame, front: NormalisedFront, budget: int) -> tuple[pd.DataFrame, dict]:
+    """Curve (k = 1..budget) and final values of one run's trace (rows of one repetition)."""
+    trace = trace.sort_values("step")
+    first = trace[trace["first_visit"].to_numpy(dtype=bool)]
+    cols = [f"objective.{o}" for o in front.objectives]
+    missing = [c for c in cols if c not in trace.columns]
+    if missing:
+        raise KeyError(f"trace lacks columns {missing}")
+    values = first[cols].to_numpy(dtype=float)
+    usable = first["valid"].to_numpy(dtype=bool) & np.isfinite(values).all(axis=1)
+    points = np.where(usable[:, None], front.normalise(values), np.nan)
+    n = min(len(points), budget)
+    points, usable = points[:n], usable[:n]
+    curve = igd_plus_curve(points, front.points) if n else np.empty(0)
+    times = first["sim_time_ms"].to_numpy(dtype=float)[:n]
+    k = np.arange(1, budget + 1)
+    evaluated = np.minimum(k, n)
+    pad = lambda a: np.concatenate([a, np.full(budget - n, a[-1] if n else np.inf)])  # noqa: E731
+    frame = pd.DataFrame({"k": k, "evaluated": evaluated, "igd_plus": pad(curve),
+                          "eval_time_ms": pad(times) if n else np.full(budget, np.nan)})
+    valid_points = points[usable]
+    hv = float(moocore.hypervolume(valid_points, ref=np.full(len(front.objectives), HV_REFERENCE))) \
+        if len(valid_points) else 0.0
+    final = {"evaluations": int(n), "valid_evaluations": int(usable.sum()),
+             "igd_plus": float(frame["igd_plus"].iloc[-1]), "hv": hv,
+             "eval_time_ms": float(frame["eval_time_ms"].iloc[-1])}
+    return frame, final
+
+
+def indicators(runs: pd.DataFrame, front: NormalisedFront, budget: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Curves and finals of every repetition in a run file."""
+    curves, finals = [], []
+    for rep, trace in runs.groupby("repetition", sort=True):
+        curve, final = run_indicators(trace, front, budget)
+        curve.insert(0, "repetition", rep)
+        curves.append(curve)
+        stopped = bool(trace["stopped_early"].iloc[0]) if "stopped_early" in trace else False
+        finals.append({"repetition": rep, "seed": int(trace["seed"].iloc[0]), **final, "stopped_early": stopped})
+    return pd.concat(curves, ignore_index=True), pd.DataFrame(finals)
+
+
+def run(runs_parquet: str | Path, space_meta: str | Path, fronts_parquet: str | Path, fronts_json: str | Path,
+        objective_set: str, budget: int, out_curve: str | Path, out_final: str | Path) -> None:
+    """Read a run file and the space's front; write the curves and final values atomically."""
+    front = load_front(space_meta, fronts_parquet, fronts_json, objective_set)
+    runs = pd.read_parquet(runs_parquet)
+    try:
+        curve, final = indicators(runs, front, budget)
+    except KeyError as exc:
+        raise InputError(runs_parquet, str(exc).strip("'\""), field="objective columns") from None
+    write_parquet(curve, out_curve)
+    write_parquet(final, out_final)
+

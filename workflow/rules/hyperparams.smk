@@ -1,0 +1,21 @@
+# Hyperparameter selection (STUDY §3): the grid's final IGD+ on the training spaces -> Table 6.
+
+
+rule hyperparameters:
+    input:
+        finals=indicator_files("final", grid_cells()),
+    output:
+        grid=f"{RESULTS}/hyperparameters/grid.csv",
+        csv=report(f"{TABLES}/hyperparameters.csv", category="Hyperparameters", caption="../report/hyperparameters.rst"),
+        md=f"{TABLES}/hyperparameters.md",
+    log:
+        f"{LOGS}/tables/hyperparameters.log",
+    params:
+        grids=json_arg(HP["grids"]),
+        algorithms=json_arg({label: spec["algorithm"] for label, spec in GRID_SETTINGS.items()}),
+        seed=HP["seed"],
+    conda:
+        ENV
+    shell:
+        "{CLI} hyperparameters --finals {input.finals:q} --algorithms {params.algorithms} --grids {params.grids}"
+        " --seed {params.seed} --grid-csv {output.grid:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
