@@ -15,6 +15,9 @@ if not workflow.overwrite_configfiles:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/spaces.smk"
 include: "workflow/rules/simulate.smk"
+include: "workflow/rules/indicators.smk"
+include: "workflow/rules/hyperparams.smk"
+include: "workflow/rules/tables.smk"
 
 
 rule all:

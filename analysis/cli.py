@@ -30,8 +30,42 @@ def _fronts(a: argparse.Namespace) -> None:
 def _simulate(a: argparse.Namespace) -> None:
     from analysis import runs
 
+    options = json.loads(a.options)
+    if a.tuned_grid:
+        from analysis.hyperparams import picked_options
+
+        options = {**options, **picked_options(a.tuned_table, a.tuned_grid, a.budget)}
+        log.info("options of grid %s picked for budget %d: %s", a.tuned_grid, a.budget, options)
     runs.run(a.space_parquet, a.space_meta, a.objective_set, json.loads(a.objectives), a.algorithm,
-             json.loads(a.options), a.budget, a.repetitions, a.out)
+             options, a.budget, a.repetitions, a.out)
+
+
+def _indicators(a: argparse.Namespace) -> None:
+    from analysis.indicators import runs
+
+    runs.run(a.runs, a.space_meta, a.fronts_parquet, a.fronts_json, a.objective_set, a.budget, a.curve, a.final)
+
+
+def _summary(a: argparse.Namespace) -> None:
+    from analysis.indicators import summary
+
+    summary.run(a.curves, a.finals, json.loads(a.algorithms), a.out_runs, a.out_final, a.out_curves)
+
+
+def _hyperparameters(a: argparse.Namespace) -> None:
+    from analysis import hyperparams
+
+    from analysis.indicators.summary import gather
+
+    final = gather(a.finals, json.loads(a.algorithms))
+    hyperparams.run(final, json.loads(a.grids), a.seed, a.grid_csv, a.csv, a.md)
+
+
+def _tables(a: argparse.Namespace) -> None:
+    from analysis import tables
+
+    boot = tables.Bootstrap(resamples=a.bootstrap_resamples, seed=a.bootstrap_seed)
+    tables.run(a.final, a.runs, json.loads(a.settings), boot, a.out_dir, a.names)
 
 
 def _algorithms(a: argparse.Namespace) -> None:
@@ -87,7 +121,49 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", type=int, required=True)
     s.add_argument("--repetitions", type=int, required=True)
     s.add_argument("--out", required=True)
+    s.add_argument("--tuned-table", default="", help="tables/hyperparameters.csv, for --tuned-grid")
+    s.add_argument("--tuned-grid", default="", help="take the options picked for this grid at --budget")
     s.set_defaults(func=_simulate)
+
+    s = sub.add_parser("indicators", help="anytime IGD+ and final hypervolume of every run in a run file")
+    s.add_argument("--runs", required=True)
+    s.add_argument("--space-meta", required=True)
+    s.add_argument("--fronts-parquet", required=True)
+    s.add_argument("--fronts-json", required=True)
+    s.add_argument("--objective-set", required=True)
+    s.add_argument("--budget", type=int, required=True)
+    s.add_argument("--curve", required=True)
+    s.add_argument("--final", required=True)
+    s.set_defaults(func=_indicators)
+
+    s = sub.add_parser("summary", help="study-wide run, final and median-curve tables of the indicators")
+    s.add_argument("--curves", nargs="+", required=True)
+    s.add_argument("--finals", nargs="+", required=True)
+    s.add_argument("--algorithms", required=True, help="JSON: setting label -> algorithm")
+    s.add_argument("--out-runs", required=True)
+    s.add_argument("--out-final", required=True)
+    s.add_argument("--out-curves", required=True)
+    s.set_defaults(func=_summary)
+
+    s = sub.add_parser("hyperparameters", help="hyperparameter selection (Table 6) from the grid runs")
+    s.add_argument("--finals", nargs="+", required=True, help="final indicator files of the grid runs")
+    s.add_argument("--algorithms", required=True, help="JSON: grid setting label -> algorithm")
+    s.add_argument("--grids", required=True, help="JSON: the config's hyperparameters.grids")
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--grid-csv", required=True)
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.set_defaults(func=_hyperparameters)
+
+    s = sub.add_parser("tables", help="the study's tables (indicators, Tables 2-5, significance, ablation)")
+    s.add_argument("--final", required=True)
+    s.add_argument("--runs", required=True)
+    s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
+    s.add_argument("--bootstrap-resamples", type=int, default=10000)
+    s.add_argument("--bootstrap-seed", type=int, default=0)
+    s.add_argument("--out-dir", required=True)
+    s.add_argument("--names", nargs="+", required=True)
+    s.set_defaults(func=_tables)
 
     s = sub.add_parser("algorithms", help="print the algorithm registry (options, descriptions, defaults)")
     s.set_defaults(func=_algorithms)

@@ -84,12 +84,43 @@ def _check_simulation(config: dict[str, Any], source: str) -> None:
         if name not in config["objective_sets"]:
             raise ConfigError(source, f"unknown objective set '{name}' (defined: {', '.join(config['objective_sets'])})",
                               field=f"simulation.objective_sets[{i}]")
+    for i, s in enumerate(config["spaces"]):
+        for j, name in enumerate(s["objective_sets"] or []):
+            if name not in config["objective_sets"]:
+                raise ConfigError(source, f"unknown objective set '{name}' (defined: "
+                                  f"{', '.join(config['objective_sets'])})", field=f"spaces[{i}].objective_sets[{j}]")
+    hp = config["hyperparameters"]
+    grids = hp["grids"]
     for label, setting in sim["algorithms"].items():
         setting.setdefault("options", {})
         try:
             resolve_options(setting["algorithm"], setting["options"])
         except (KeyError, ValueError) as exc:
             raise ConfigError(source, str(exc.args[0] if exc.args else exc), field=f"simulation.algorithms.{label}") from None
+        tuned = setting.get("tuned")
+        if tuned is not None:
+            if tuned not in grids:
+                raise ConfigError(source, f"unknown hyperparameter grid '{tuned}' (defined: {', '.join(grids)})",
+                                  field=f"simulation.algorithms.{label}.tuned")
+            if grids[tuned]["algorithm"] != setting["algorithm"]:
+                raise ConfigError(source, f"grid '{tuned}' tunes {grids[tuned]['algorithm']}, not "
+                                  f"{setting['algorithm']}", field=f"simulation.algorithms.{label}.tuned")
+            missing = sorted(set(sim["budgets"]) - set(hp["budgets"] or sim["budgets"]))
+            if missing:
+                raise ConfigError(source, f"grid '{tuned}' has no runs at budgets {missing}",
+                                  field="hyperparameters.budgets")
+    for name, grid in grids.items():
+        grid.setdefault("fixed", {})
+        if grid["objective_set"] not in config["objective_sets"]:
+            raise ConfigError(source, f"unknown objective set '{grid['objective_set']}'",
+                              field=f"hyperparameters.grids.{name}.objective_set")
+        for option, values in grid["options"].items():
+            for value in values:
+                try:
+                    resolve_options(grid["algorithm"], {**grid["fixed"], option: value})
+                except (KeyError, ValueError) as exc:
+                    raise ConfigError(source, str(exc.args[0] if exc.args else exc),
+                                      field=f"hyperparameters.grids.{name}.options.{option}") from None
 
 
 def load(path: str | Path) -> dict[str, Any]:

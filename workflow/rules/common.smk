@@ -7,6 +7,8 @@ from pathlib import Path
 sys.path.insert(0, workflow.basedir)
 
 from analysis import config as study_config
+from analysis import hyperparams
+from analysis import tables as study_tables
 from analysis.errors import ConfigError
 
 _config_label = ", ".join(str(p) for p in workflow.configfiles) or "config"
@@ -30,7 +32,13 @@ LOGS = f"{ROOT}logs"
 TABLES = f"{ROOT}tables"
 SPACES = {(s["device"], s["kernel"]): s for s in config["spaces"]}
 SIM = config["simulation"]
-SETTINGS = SIM["algorithms"]
+SETTINGS = SIM["algorithms"]  # the comparison
+HP = config["hyperparameters"]
+HP_BUDGETS = HP["budgets"] or SIM["budgets"]
+TRAINING = [key for key in SPACES if key[1] in HP["kernels"]]
+# The hyperparameter grid's settings, run only where training spaces exist.
+GRID_SETTINGS = hyperparams.expand(HP["grids"]) if TRAINING else {}
+ALL_SETTINGS = {**SETTINGS, **GRID_SETTINGS}
 
 
 def _choices(values):
@@ -41,7 +49,7 @@ wildcard_constraints:
     device=_choices(d for d, _ in SPACES),
     kernel=_choices(k for _, k in SPACES),
     objective_set=_choices(config["objective_sets"]),
-    setting=_choices(SETTINGS),
+    setting=_choices(ALL_SETTINGS),
     budget=r"\d+",
 
 
@@ -79,17 +87,68 @@ def json_arg(obj):
     return shlex.quote(json.dumps(obj))
 
 
-def run_files():
-    """Every simulated-run file of the study."""
+def space_objective_sets(device, kernel):
+    """Objective sets the comparison runs optimise on one space."""
+    return SPACES[(device, kernel)]["objective_sets"] or SIM["objective_sets"]
+
+
+def comparison_cells():
+    """(device, kernel, objective set, setting, budget) of every comparison run file."""
     return [
-        f"{RESULTS}/runs/{d}/{k}/{objective_set}/{setting}/b{budget}.parquet"
+        (d, k, objective_set, setting, budget)
         for d, k in space_ids()
-        for objective_set in SIM["objective_sets"]
+        for objective_set in space_objective_sets(d, k)
         for setting in SETTINGS
         for budget in SIM["budgets"]
     ]
 
 
+def grid_cells():
+    """The same for the hyperparameter grid's runs on the training spaces."""
+    return [
+        (d, k, spec["objective_set"], setting, budget)
+        for d, k in TRAINING
+        for setting, spec in GRID_SETTINGS.items()
+        for budget in HP_BUDGETS
+    ]
+
+
+def run_files():
+    """Every simulated-run file of the study."""
+    return [f"{RESULTS}/runs/{d}/{k}/{o}/{s}/b{b}.parquet" for d, k, o, s, b in comparison_cells() + grid_cells()]
+
+
+def indicator_files(kind, cells):
+    """The per-job indicator files of one kind (curve or final) of `cells`."""
+    return [f"{RESULTS}/indicators/{d}/{k}/{o}/{s}/b{b}.{kind}.parquet" for d, k, o, s, b in cells]
+
+
+def setting_repetitions(setting):
+    """Repetitions of a setting: the grid's or the comparison's."""
+    return HP["repetitions"] if setting in GRID_SETTINGS else SIM["repetitions"]
+
+
+def tuned_inputs(wildcards):
+    """The hyperparameter table, for a comparison setting whose options come from a grid."""
+    spec = SETTINGS.get(wildcards.setting, {})
+    return {"tuned": f"{TABLES}/hyperparameters.csv"} if spec.get("tuned") else {}
+
+
+def comparison_algorithms():
+    """Comparison setting label -> algorithm."""
+    return {label: spec["algorithm"] for label, spec in SETTINGS.items()}
+
+
+def table_files():
+    """The study tables (CSV and Markdown) the comparison settings imply."""
+    names = study_tables.implied_tables(comparison_algorithms())
+    return {name: (f"{TABLES}/{name}.csv", f"{TABLES}/{name}.md") for name in names}
+
+
 def get_final_outputs():
     """Everything `rule all` builds, from the config alone."""
-    return [f"{TABLES}/spaces.csv", f"{TABLES}/spaces.md", *run_files()]
+    outputs = [f"{TABLES}/spaces.csv", f"{TABLES}/spaces.md", f"{RESULTS}/summary/curves.parquet"]
+    outputs += [f for pair in table_files().values() for f in pair]
+    if GRID_SETTINGS:
+        outputs += [f"{TABLES}/hyperparameters.csv", f"{TABLES}/hyperparameters.md"]
+    return outputs
