@@ -12,6 +12,7 @@ picked; with an even count one of the two middle ones is picked by a coin seeded
 from __future__ import annotations
 
 import itertools
+import logging
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -22,6 +23,8 @@ from analysis.errors import InputError
 from analysis.io import write_csv, write_text
 from analysis.simulate import derive_seed
 from analysis.spaces.table import to_markdown
+
+log = logging.getLogger(__name__)
 
 GRID_PREFIX = "hp"
 
@@ -147,3 +150,6 @@ def run(final: pd.DataFrame, grids: Mapping[str, Mapping[str, Any]], seed: int, 
     write_csv(grid_table, out_grid)
     write_csv(picks, out_csv)
     write_text(to_markdown(picks, "Selected hyperparameters (Table 6 of seed 000)", TABLE6_DOCS), out_md)
+    for _, row in picks.iterrows():
+        log.info("grid %s, budget %d: picked %s of a %d-setting front (%s)", row["grid"], row["budget"],
+                 row["setting"], row["front_size"], row["coin"])

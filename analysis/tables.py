@@ -20,6 +20,7 @@ Definitions (all IGD+ values are of the normalised objectives; lower is better):
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -30,6 +31,8 @@ from scipy.stats import mannwhitneyu
 
 from analysis.io import write_csv, write_text
 from analysis.spaces.table import to_markdown
+
+log = logging.getLogger(__name__)
 
 SPACE = ["device", "kernel", "objective_set"]
 CELL = SPACE + ["budget"]
@@ -314,6 +317,7 @@ def run(final_parquet: str | Path, runs_parquet: str | Path, settings: Mapping[s
         frame, title, docs = tables[name]
         write_csv(frame, Path(out_dir) / f"{name}.csv")
         write_text(to_markdown(frame, title, docs), Path(out_dir) / f"{name}.md")
+        log.info("table %s: %d rows", name, len(frame))
 
 
 def implied_tables(settings: Mapping[str, str]) -> list[str]:

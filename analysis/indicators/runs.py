@@ -13,6 +13,7 @@ remaining k, marked by `evaluated` < k.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -24,6 +25,8 @@ import pandas as pd
 from analysis.errors import InputError
 from analysis.indicators.igd import igd_plus_curve
 from analysis.io import write_parquet
+
+log = logging.getLogger(__name__)
 
 HV_REFERENCE = 1.1  # in every normalised objective
 
@@ -126,4 +129,6 @@ def run(runs_parquet: str | Path, space_meta: str | Path, fronts_parquet: str | 
         raise InputError(runs_parquet, str(exc).strip("'\""), field="objective columns") from None
     write_parquet(curve, out_curve)
     write_parquet(final, out_final)
+    log.info("%s: %d runs against |Z| = %d (%s); final IGD+ median %.6g, HV median %.6g", runs_parquet,
+             len(final), len(front.points), objective_set, final["igd_plus"].median(), final["hv"].median())
 

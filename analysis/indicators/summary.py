@@ -10,6 +10,7 @@ Identity columns everywhere: device, kernel, objective_set, setting, algorithm, 
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -19,6 +20,8 @@ import pandas as pd
 
 from analysis.errors import InputError
 from analysis.io import write_parquet
+
+log = logging.getLogger(__name__)
 
 IDENTITY = ["device", "kernel", "objective_set", "setting", "algorithm", "budget"]
 _PATH = re.compile(r"(?P<device>[^/]+)/(?P<kernel>[^/]+)/(?P<objective_set>[^/]+)/(?P<setting>[^/]+)/"
@@ -83,3 +86,4 @@ def run(curve_paths: Sequence[str | Path], final_paths: Sequence[str | Path], al
     write_parquet(runs, out_runs)
     write_parquet(final, out_final)
     write_parquet(curves, out_curves)
+    log.info("summary: %d runs from %d files, %d curve points", len(final), len(final_paths), len(curves))

@@ -1,0 +1,156 @@
+"""Hyperparameter selection and the study tables on crafted indicator data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import mannwhitneyu
+
+from analysis import hyperparams, tables
+from analysis.io import write_csv
+
+GRIDS = {"nsga2": {"algorithm": "nsga2", "objective_set": "O3",
+                   "options": {"popsize": [20, 40], "mutation_prob": [0.1, 0.2]}}}
+
+
+def _final(rows):
+    """Final-indicator rows: (device, kernel, setting, igd values per repetition)."""
+    out = []
+    for device, kernel, setting, values in rows:
+        for rep, v in enumerate(values):
+            out.append({"device": device, "kernel": kernel, "objective_set": "O3", "setting": setting,
+                        "algorithm": "nsga2", "budget": 50, "repetition": rep, "igd_plus": v})
+    return pd.DataFrame(out)
+
+
+def _grid_final(y):
+    """Grid finals whose per-setting medians are y[label][0] and IQRs y[label][1], on one space."""
+    rows = []
+    for label, (median, iqr) in y.items():
+        rows.append(("d", "k", label, [median - iqr, median - iqr / 2, median, median + iqr / 2, median + iqr]))
+    # IQR of [m-i, m-i/2, m, m+i/2, m+i] is i
+    return _final(rows)
+
+
+def test_grid_expansion_labels_and_options():
+    settings = hyperparams.expand(GRIDS)
+    assert list(settings) == ["hp_nsga2__popsize_20__mutation_prob_0.1", "hp_nsga2__popsize_20__mutation_prob_0.2",
+                              "hp_nsga2__popsize_40__mutation_prob_0.1", "hp_nsga2__popsize_40__mutation_prob_0.2"]
+    assert settings["hp_nsga2__popsize_40__mutation_prob_0.1"]["options"] == {"popsize": 40, "mutation_prob": 0.1}
+
+
+def test_selection_takes_the_middle_of_an_odd_front():
+    labels = list(hyperparams.expand(GRIDS))
+    # front of three on (y1, y2): (1, 3), (2, 2), (3, 1); the fourth (4, 4) is dominated
+    y = dict(zip(labels, [(1.0, 3.0), (2.0, 2.0), (3.0, 1.0), (4.0, 4.0)]))
+    grid, picks = hyperparams.select(_grid_final(y), hyperparams.expand(GRIDS), seed=0)
+    assert grid["on_front"].tolist() == [True, True, True, False]
+    assert picks["setting"].tolist() == [labels[1]]
+    assert picks["coin"].tolist() == ["none (odd front)"]
+    assert (picks["popsize"].item(), picks["mutation_prob"].item()) == (20, 0.2)
+    assert picks[["y1", "y2"]].to_numpy().tolist() == [[2.0, 2.0]]
+
+
+def test_selection_of_an_even_front_is_a_seeded_recorded_coin():
+    labels = list(hyperparams.expand(GRIDS))
+    y = dict(zip(labels, [(1.0, 4.0), (2.0, 3.0), (3.0, 2.0), (4.0, 1.0)]))
+    final, settings = _grid_final(y), hyperparams.expand(GRIDS)
+    picks = {seed: hyperparams.select(final, settings, seed)[1].iloc[0] for seed in range(12)}
+    assert {p["setting"] for p in picks.values()} == {labels[1], labels[2]}  # both middles occur
+    for seed, p in picks.items():
+        again = hyperparams.select(final, settings, seed)[1].iloc[0]
+        assert (again["setting"], again["coin_seed"]) == (p["setting"], p["coin_seed"])
+        assert p["coin"].startswith("heads") == (p["setting"] == labels[1])
+
+
+def test_y1_averages_devices_first_then_kernels():
+    label = "hp_nsga2__popsize_20__mutation_prob_0.1"
+    settings = {label: hyperparams.expand(GRIDS)[label]}
+    # kernel a on two devices (medians 1 and 3 -> 2), kernel b on one (median 10): y1 = (2 + 10) / 2 = 6,
+    # not the flat mean over spaces (14 / 3)
+    final = _final([("d1", "a", label, [1.0] * 3), ("d2", "a", label, [3.0] * 3), ("d1", "b", label, [10.0] * 3)])
+    grid, _ = hyperparams.select(final, settings, 0)
+    assert grid["y1"].item() == pytest.approx(6.0)
+    assert grid["y2"].item() == 0.0 and grid["kernels"].item() == 2 and grid["spaces"].item() == 3
+
+
+def test_picked_options_round_trip_through_the_csv(tmp_path):
+    labels = list(hyperparams.expand(GRIDS))
+    y = dict(zip(labels, [(1.0, 3.0), (2.0, 2.0), (3.0, 1.0), (4.0, 4.0)]))
+    _, picks = hyperparams.select(_grid_final(y), hyperparams.expand(GRIDS), 0)
+    write_csv(picks, tmp_path / "h.csv")
+    options = hyperparams.picked_options(tmp_path / "h.csv", "nsga2", 50)
+    assert options == {"popsize": 20, "mutation_prob": 0.2} and isinstance(options["popsize"], int)
+    with pytest.raises(Exception, match="grid 'nsga2' at budget 100"):
+        hyperparams.picked_options(tmp_path / "h.csv", "nsga2", 100)
+
+
+def test_relative_improvement_when_the_baseline_median_is_zero():
+    rel = tables.relative_improvement(np.array([2.0, 0.0, 0.0, 4.0]), np.array([1.0, 0.0, 0.5, 6.0]))
+    assert rel[0] == 0.5 and rel[1] == 0.0 and np.isnan(rel[2]) and rel[3] == -0.5
+
+
+def test_holm_and_a12_by_hand():
+    assert tables.holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
+    assert tables.holm([0.5, 0.6]).tolist() == pytest.approx([1.0, 1.0])
+    assert tables.a12_lower_better(np.array([1.0, 2.0]), np.array([2.0, 3.0])) == pytest.approx(0.875)
+
+
+def _runs_and_final(curves):
+    """Per-run curves {setting: [(igd per k), ...]} at one budget -> (runs, final) frames."""
+    rows = []
+    for setting, reps in curves.items():
+        for rep, values in enumerate(reps):
+            for k, v in enumerate(values, start=1):
+                rows.append({"device": "d", "kernel": "k", "objective_set": "O3", "setting": setting,
+                             "algorithm": setting, "budget": len(values), "repetition": rep, "k": k,
+                             "igd_plus": v, "eval_time_ms": 100.0 * k})
+    runs = pd.DataFrame(rows)
+    final = runs[runs["k"] == runs["budget"]].copy()
+    final["hv"] = 0.0
+    final["valid_evaluations"] = final["k"]
+    final["stopped_early"] = False
+    return runs, final
+
+
+def test_speedup_to_rs_quality_and_not_reached_rows():
+    runs, final = _runs_and_final({
+        "rs": [[5, 4, 3, 2]] * 3,          # q = 2 at budget 4, T_RS = 400
+        "nsga2": [[4, 2, 2, 1]] * 3,       # median reaches 2 at k* = 2: T = 200 -> +100 %
+        "nsga3": [[5, 5, 4, 3]] * 3,       # never reaches 2
+    })
+    per_space = tables.speedup(runs, final, "rs", ["nsga2", "nsga3"])
+    row = per_space.set_index("setting")
+    assert row.loc["nsga2", "k_star"] == 2 and row.loc["nsga2", "speedup_time_pct"] == pytest.approx(100.0)
+    assert row.loc["nsga2", "speedup_evals_pct"] == pytest.approx(100.0)
+    assert row.loc["nsga3", "status"] == "not reached" and np.isnan(row.loc["nsga3", "speedup_time_pct"])
+    per_kernel = tables.speedup_per_kernel(per_space, tables.Bootstrap(200, 0)).set_index("setting")
+    assert per_kernel.loc["nsga3", "status"] == "not reached"
+    assert per_kernel.loc["nsga2", "status"] == "reached in 1 of 1"
+
+
+def test_significance_matches_scipy_and_tables_are_reproducible():
+    rng = np.random.default_rng(3)
+    curves = {"rs": [list(rng.random(4) + 1) for _ in range(8)],
+              "nsga2": [list(rng.random(4)) for _ in range(8)],
+              "nsga2_unaware": [list(rng.random(4) + 0.5) for _ in range(8)]}
+    runs, final = _runs_and_final(curves)
+    settings = {"rs": "rs", "nsga2": "nsga2", "nsga2_unaware": "nsga2_unaware"}
+    built = tables.build(final, runs, settings, tables.Bootstrap(500, 1))
+    sig = built["significance"][0].set_index("setting")
+    a = final.loc[final["setting"] == "nsga2", "igd_plus"]
+    b = final.loc[final["setting"] == "rs", "igd_plus"]
+    assert sig.loc["nsga2", "p_value"] == pytest.approx(mannwhitneyu(a, b).pvalue)
+    assert sig.loc["nsga2", "a12"] == 1.0  # every nsga2 run beats every rs run
+    assert set(built) >= {"aware_over_unaware", "aware_over_unaware_tests"}
+    again = tables.build(final, runs, settings, tables.Bootstrap(500, 1))
+    for name, (frame, _, _) in built.items():
+        pd.testing.assert_frame_equal(frame, again[name][0])
+    assert tables.implied_tables(settings) == [n for n in built]
+
+
+def test_comparison_needs_one_random_search():
+    runs, final = _runs_and_final({"nsga2": [[1, 1]]})
+    with pytest.raises(ValueError, match="exactly one random-search"):
+        tables.build(final, runs, {"nsga2": "nsga2"}, tables.Bootstrap(100, 0))
