@@ -1,0 +1,166 @@
+"""Figure commands called by the rules: `main(argv)` with one sub-command per figure family.
+
+This is the only figures module that reads files: it checks each input's columns (errors name the
+file and the column) and hands DataFrames to the figure functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import logs
+from analysis.errors import InputError
+from analysis.figures.contracts import CURVES_COLUMNS, GRID_COLUMNS, SCORES_COLUMNS, require
+
+log = logging.getLogger("analysis.figures")
+
+
+def read_table(path: str | Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    """A CSV or Parquet input with its required columns checked."""
+    p = Path(path)
+    try:
+        df = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+    except FileNotFoundError:
+        raise InputError(p, "no such file") from None
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise InputError(p, f"unreadable: {exc}") from None
+    return require(df, columns, str(p))
+
+
+def _as_input_error(path: str | Path, exc: ValueError) -> InputError:
+    return exc if isinstance(exc, InputError) else InputError(path, str(exc))
+
+
+def _hyperparameters(a: argparse.Namespace) -> None:
+    from analysis.figures import hyperparameters
+
+    grid = read_table(a.grid, GRID_COLUMNS)
+    try:
+        hyperparameters.plot(hyperparameters.check_grid(grid, a.grid), a.pdf, a.png)
+    except ValueError as exc:
+        raise _as_input_error(a.grid, exc) from None
+    log.info("hyperparameter fronts: %d configurations -> %s, %s", len(grid), a.pdf, a.png)
+
+
+def _anytime(a: argparse.Namespace) -> None:
+    from analysis.figures import anytime
+
+    curves = read_table(a.curves, CURVES_COLUMNS)
+    try:
+        anytime.plot(curves, a.device, a.kernel, a.objective_set, a.pdf, a.png)
+    except ValueError as exc:
+        raise _as_input_error(a.curves, exc) from None
+    log.info("anytime IGD+ %s/%s/%s -> %s, %s", a.device, a.kernel, a.objective_set, a.pdf, a.png)
+
+
+def _anytime_grid(a: argparse.Namespace) -> None:
+    from analysis.figures import anytime
+
+    curves = read_table(a.curves, CURVES_COLUMNS)
+    try:
+        anytime.plot_grid(curves, a.objective_set, a.pdf, a.png)
+    except ValueError as exc:
+        raise _as_input_error(a.curves, exc) from None
+    log.info("anytime IGD+ grid %s -> %s, %s", a.objective_set, a.pdf, a.png)
+
+
+def _tradeoff(a: argparse.Namespace) -> None:
+    from analysis.figures import tradeoff
+    from analysis.spaces.space import Space
+
+    space = Space.load(a.space_parquet, a.space_meta)
+    have = [o.name for o in space.objectives]
+    errors = [e for e in tradeoff.ERRORS if e in have]
+    if not errors:
+        raise InputError(a.space_meta, f"space {space.device}/{space.kernel} has no error objective "
+                         f"({', '.join(tradeoff.ERRORS)}; it has {', '.join(have)}): the trade-off figure "
+                         "needs one", field="objectives")
+    if a.error not in errors:
+        raise InputError(a.space_meta, f"space {space.device}/{space.kernel} has no objective '{a.error}' "
+                         f"(its error objectives: {', '.join(errors)})", field="objectives")
+    for needed in ("time", "memory"):
+        if needed not in have:
+            raise InputError(a.space_meta, f"space {space.device}/{space.kernel} has no objective '{needed}'",
+                             field="objectives")
+    try:
+        tradeoff.plot(space.table, space.parameters, a.error, f"{space.device} / {space.kernel}", a.pdf, a.png)
+    except ValueError as exc:
+        raise _as_input_error(a.space_parquet, exc) from None
+    log.info("trade-off %s/%s (%s) -> %s, %s", space.device, space.kernel, a.error, a.pdf, a.png)
+
+
+def _constraint_aware(a: argparse.Namespace) -> None:
+    from analysis.figures import constraint_aware
+
+    scores = read_table(a.scores, SCORES_COLUMNS)
+    try:
+        constraint_aware.plot(constraint_aware.check_scores(scores, a.scores), a.pdf, a.png)
+    except ValueError as exc:
+        raise _as_input_error(a.scores, exc) from None
+    log.info("constraint-aware scores -> %s, %s", a.pdf, a.png)
+
+
+def _outputs(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--pdf", required=True, help="output PDF")
+    s.add_argument("--png", required=True, help="output PNG (200 dpi)")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser with one sub-command per figure family."""
+    p = argparse.ArgumentParser(prog="python -m analysis.figures.cli", description=__doc__.splitlines()[0])
+    p.add_argument("--log", help="also write the log to this file")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("figure-hyperparameters", help="hyperparameter fronts (y1 vs y2) per algorithm and budget")
+    s.add_argument("--grid", required=True, help=f"CSV with columns {', '.join(GRID_COLUMNS)}")
+    _outputs(s)
+    s.set_defaults(func=_hyperparameters)
+
+    s = sub.add_parser("figure-anytime", help="median IGD+ vs evaluations and improvement over RS, one space")
+    s.add_argument("--curves", required=True, help=f"Parquet with columns {', '.join(CURVES_COLUMNS)}")
+    s.add_argument("--device", required=True)
+    s.add_argument("--kernel", required=True)
+    s.add_argument("--objective-set", required=True)
+    _outputs(s)
+    s.set_defaults(func=_anytime)
+
+    s = sub.add_parser("figure-anytime-grid", help="median IGD+ vs evaluations, every space of an objective set")
+    s.add_argument("--curves", required=True, help=f"Parquet with columns {', '.join(CURVES_COLUMNS)}")
+    s.add_argument("--objective-set", required=True)
+    _outputs(s)
+    s.set_defaults(func=_anytime_grid)
+
+    s = sub.add_parser("figure-tradeoff", help="speedup and memory vs log10 error of a mixed-precision space")
+    s.add_argument("--space-parquet", required=True)
+    s.add_argument("--space-meta", required=True)
+    s.add_argument("--error", default="mre", help="error objective: mre, nrmse or nmae (default mre)")
+    _outputs(s)
+    s.set_defaults(func=_tradeoff)
+
+    s = sub.add_parser("figure-constraint-aware", help="performance score over time, with and without constraint awareness")
+    s.add_argument("--scores", required=True, help=f"CSV with columns {', '.join(SCORES_COLUMNS)}")
+    _outputs(s)
+    s.set_defaults(func=_constraint_aware)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one figure command; bad input ends with its message and exit status 2."""
+    args = parser().parse_args(argv)
+    logs.configure(args.log)
+    logging.getLogger("fontTools").setLevel(logging.WARNING)  # its PDF font subsetting logs every glyph at INFO
+    try:
+        args.func(args)
+    except InputError as exc:
+        log.error("%s", exc)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

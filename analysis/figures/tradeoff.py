@@ -1,0 +1,132 @@
+"""Trade-off cloud of one mixed-precision space (Heldens & van Werkhoven Figs 2-3 and 11): speedup and memory vs error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import moocore
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from analysis.figures import style
+from analysis.figures.contracts import require
+from analysis.objectives import OBJECTIVES
+
+PRECISIONS = ("double", "float", "half", "bfloat16")
+PRECISION_NAMES = {"double": "FP64", "float": "FP32", "half": "FP16", "bfloat16": "BF16"}
+ERRORS = ("mre", "nrmse", "nmae")
+ERROR_NAMES = {"mre": "MRE", "nrmse": "NRMSE", "nmae": "NMAE"}
+TIME = OBJECTIVES["time"].column
+MEMORY = OBJECTIVES["memory"].column
+HIGHLIGHT = style.OKABE_ITO["vermillion"]
+_MEMORY_UNITS = ((1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "bytes"))
+
+
+def precision_parameters(parameters: Mapping[str, Sequence]) -> list[str]:
+    """Parameters whose values are all floating-point type names (double, float, half, bfloat16)."""
+    return [p for p, values in parameters.items() if len(values) and all(str(v) in PRECISIONS for v in values)]
+
+
+def uniform_mask(table: pd.DataFrame, precision: Sequence[str], type_name: str) -> pd.Series:
+    """Rows whose precision parameters are all `type_name`."""
+    return table[list(precision)].astype(str).eq(type_name).all(axis=1)
+
+
+def pareto_mask(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rows not dominated in (a, b), both minimised (ties kept)."""
+    return moocore.is_nondominated(np.column_stack([a, b]), keep_weakly=True)
+
+
+def tradeoff_frame(table: pd.DataFrame, parameters: Mapping[str, Sequence], error: str) -> pd.DataFrame:
+    """Usable configurations with speedup over the fastest all-FP64 one, log10 error and both Pareto flags.
+
+    Usable: status 'ok' (where the table has a status) and finite, non-negative time, memory and error.
+    An error of exactly 0 has no logarithm: it is drawn one decade below the smallest positive error
+    (column `error_zero` marks those rows).
+    """
+    if error not in ERRORS:
+        raise ValueError(f"'{error}' is not an error objective; choose one of {', '.join(ERRORS)}")
+    column = OBJECTIVES[error].column
+    require(table, [*parameters, TIME, MEMORY, column], "space table")
+    precision = precision_parameters(parameters)
+    if not precision:
+        raise ValueError(f"no precision parameter (values among {', '.join(PRECISIONS)}); parameters: "
+                         f"{', '.join(parameters)}")
+    ok = table["status"].eq("ok") if "status" in table.columns else pd.Series(True, index=table.index)
+    values = table[[TIME, MEMORY, column]].to_numpy(dtype=float)
+    ok &= np.isfinite(values).all(axis=1) & (values >= 0).all(axis=1)
+    df = table.loc[ok].reset_index(drop=True)
+    if df.empty:
+        raise ValueError(f"no configuration with finite time, memory and {error}")
+    fp64 = uniform_mask(df, precision, "double")
+    if not fp64.any():
+        raise ValueError(f"no measured configuration has all of {precision} = double")
+    baseline = float(df.loc[fp64, TIME].min())
+    positive = df[column] > 0
+    if not positive.any():
+        raise ValueError(f"every configuration has {error} = 0; nothing to draw on a log scale")
+    floor = np.log10(df.loc[positive, column].min()) - 1.0
+    out = df.copy()
+    out["speedup"] = baseline / df[TIME]
+    out["error_zero"] = ~positive
+    out["log10_error"] = np.where(positive, np.log10(df[column].where(positive, 1.0)), floor)
+    out["pareto_time"] = pareto_mask(df[TIME].to_numpy(), df[column].to_numpy())
+    out["pareto_memory"] = pareto_mask(df[MEMORY].to_numpy(), df[column].to_numpy())
+    return out
+
+
+def uniform_errors(frame: pd.DataFrame, precision: Sequence[str]) -> dict[str, float]:
+    """Median log10 error of the configurations whose precision parameters are all one type, per type present."""
+    return {t: float(frame.loc[m, "log10_error"].median())
+            for t in PRECISIONS if (m := uniform_mask(frame, precision, t)).any()}
+
+
+def _memory_scale(max_bytes: float) -> tuple[float, str]:
+    return next((f, u) for f, u in _MEMORY_UNITS if max_bytes >= f or u == "bytes")
+
+
+def plot(table: pd.DataFrame, parameters: Mapping[str, Sequence], error: str, title: str,
+         pdf: str | Path, png: str | Path) -> None:
+    """Speedup over the fastest all-FP64 configuration (top) and memory (bottom) vs log10 error."""
+    frame = tradeoff_frame(table, parameters, error)
+    precision = precision_parameters(parameters)
+    lines = uniform_errors(frame, precision)
+    scale, unit = _memory_scale(float(frame[MEMORY].max()))
+    name = ERROR_NAMES[error]
+    with style.context():
+        fig, (top, bottom) = style.figure(height=3.9, nrows=2, sharex=True)
+        for ax, y, flag in ((top, frame["speedup"], "pareto_time"), (bottom, frame[MEMORY] / scale, "pareto_memory")):
+            rest = ~frame[flag]
+            ax.scatter(frame.loc[rest, "log10_error"], y[rest], s=5, color=style.NEUTRAL, alpha=0.45, lw=0,
+                       rasterized=len(frame) > 5000)
+            front = frame[frame[flag]].sort_values("log10_error")
+            # the attainment staircase: from each optimum on, its value is attainable at any larger error
+            ax.step(front["log10_error"], y[front.index], where="post", color=HIGHLIGHT, lw=0.7, alpha=0.8)
+            ax.scatter(front["log10_error"], y[front.index], s=14, color=HIGHLIGHT, edgecolor="black", lw=0.4,
+                       zorder=3)
+            for t, x in lines.items():
+                ax.axvline(x, color="0.35", ls=(0, (3, 2)), lw=0.7, zorder=1)
+        types = top.secondary_xaxis("top")
+        types.set_xticks(list(lines.values()), [PRECISION_NAMES[t] for t in lines], rotation=90, fontsize=7)
+        types.tick_params(length=2, pad=1)
+        top.axhline(1.0, color="black", lw=0.6)
+        top.set_ylim(bottom=0)
+        top.set_ylabel("speedup over FP64 (×)")
+        bottom.set_ylabel(f"memory ({unit})")
+        bottom.set_ylim(bottom=0)
+        bottom.set_xlabel(f"log$_{{10}}$ {name}")
+        top.set_title(title)
+        if frame["error_zero"].any():
+            bottom.annotate(f"{name} = 0 drawn at {frame.loc[frame['error_zero'], 'log10_error'].iloc[0]:.1f}",
+                            (0.0, 0.0), xycoords="axes fraction", xytext=(3, 3), textcoords="offset points",
+                            fontsize=7, ha="left", va="bottom")
+        handles = [
+            Line2D([], [], ls="none", marker="o", ms=3, color=style.NEUTRAL, label="configuration"),
+            Line2D([], [], ls="-", lw=0.7, marker="o", ms=4, color=HIGHLIGHT, mec="black", mew=0.4,
+                   label="Pareto-optimal"),
+            Line2D([], [], ls=(0, (3, 2)), lw=0.7, color="0.35", label="all one type"),
+        ]
+        fig.legend(handles=handles, loc="outside upper center", ncols=3, handlelength=1.8, columnspacing=1.0)
+        style.save(fig, pdf, png)
