@@ -1,4 +1,4 @@
-"""Hyperparameter fronts (thesis Figures 5-6): y1 vs y2 of every grid configuration, one panel per budget and algorithm."""
+"""Hyperparameter fronts (thesis Figures 5-6): y1 vs y2 of every grid configuration, one panel per budget and grid."""
 
 from __future__ import annotations
 
@@ -23,12 +23,19 @@ def point_label(popsize: float, mutation_prob: float) -> str:
 
 
 def check_grid(grid: pd.DataFrame, source: str | None = None) -> pd.DataFrame:
-    """The grid with boolean flags, checked: every column present, exactly one picked per (algorithm, budget)."""
+    """The grid with boolean flags, checked: every column present, exactly one picked per (grid, budget).
+
+    Without a `grid` column each algorithm is one grid (one row of panels).
+    """
     require(grid, GRID_COLUMNS, source)
     grid = grid.copy()
     for c in ("on_front", "picked"):
         grid[c] = as_bool(grid[c], source, c)
-    for (a, b), g in grid.groupby(["algorithm", "budget"], sort=True):
+    if "grid" not in grid.columns:  # one grid per algorithm unless the table names its grids
+        grid["grid"] = grid["algorithm"]
+    if (grid.groupby("grid")["algorithm"].nunique() > 1).any():
+        raise ValueError(f"{source or 'grid'}: a grid holds settings of two algorithms")
+    for (a, b), g in grid.groupby(["grid", "budget"], sort=True):
         if int(g["picked"].sum()) != 1:
             raise ValueError(f"{source or 'grid'}: {a} at budget {b} has {int(g['picked'].sum())} picked "
                              "configurations, expected 1")
@@ -40,26 +47,34 @@ def check_grid(grid: pd.DataFrame, source: str | None = None) -> pd.DataFrame:
 def plot(grid: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
     """Write the hyperparameter-front figure of a checked grid (see `check_grid`)."""
     grid = check_grid(grid)
-    algorithms = [a for a in style.COLOURS if a in set(grid["algorithm"])]
-    algorithms += sorted(set(grid["algorithm"]) - set(algorithms))
+    algorithm_of = dict(zip(grid["grid"], grid["algorithm"]))
+    order = list(style.COLOURS)
+    grids = sorted(algorithm_of, key=lambda g: (order.index(algorithm_of[g]) if algorithm_of[g] in order
+                                                else len(order), g))
+    shared = {a for a in algorithm_of.values() if list(algorithm_of.values()).count(a) > 1}
     budgets = sorted(grid["budget"].unique())
     with style.context():
         fig, axes = style.figure(width=PANEL_WIDTH_IN * len(budgets) + 0.3,
-                                 height=ROW_HEIGHT_IN * len(algorithms) + 0.35,
-                                 nrows=len(algorithms), ncols=len(budgets), squeeze=False)
+                                 height=ROW_HEIGHT_IN * len(grids) + 0.35,
+                                 nrows=len(grids), ncols=len(budgets), squeeze=False)
         labels_todo = []
-        for i, a in enumerate(algorithms):
+        for i, gname in enumerate(grids):
+            a = algorithm_of[gname]
             c = style.colour(a)
+            name = style.label(a) + (f" [{gname}]" if a in shared else "")
             for j, b in enumerate(budgets):
                 ax = axes[i][j]
-                g = grid[(grid["algorithm"] == a) & (grid["budget"] == b)]
+                g = grid[(grid["grid"] == gname) & (grid["budget"] == b)]
+                if g.empty:
+                    ax.set_visible(False)
+                    continue
                 dom = g[~g["on_front"]]
                 front = g[g["on_front"]].sort_values("y1")
                 ax.plot(dom["y1"], dom["y2"], "o", color=style.NEUTRAL, mfc="none", mew=0.8, ms=4)
                 ax.plot(front["y1"], front["y2"], "x-", color=c, ms=5, mew=1.1, lw=1.0)
                 pick = g[g["picked"]]
                 ax.plot(pick["y1"], pick["y2"], "o", ms=10, mfc="none", mec="black", mew=1.1)
-                ax.set_title(f"{style.label(a)}, budget {b}")
+                ax.set_title(f"{name}, budget {b}")
                 ax.margins(0.18)
                 ax.tick_params(axis="x", labelrotation=30)
                 ordered = pd.concat([front, dom])

@@ -1,0 +1,248 @@
+"""Figures: each family draws valid PDF + PNG files from small frames; the CLI checks its inputs."""
+
+from __future__ import annotations
+
+import re
+import struct
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.figures import anytime, constraint_aware, hyperparameters, style, tradeoff
+from analysis.figures.cli import main
+from analysis.objectives import OBJECTIVES
+from analysis.spaces.space import Space
+
+FIGURES = Path(__file__).resolve().parents[1] / "analysis" / "figures"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height in pixels from a PNG's IHDR chunk."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == PNG_SIGNATURE, f"{path} is not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def assert_figure(pdf: Path, png: Path, min_width_in: float = 3.3) -> None:
+    """Both files exist, are what they claim, are not trivially small, and the PNG has the style's dpi."""
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 5_000
+    assert png.stat().st_size > 20_000
+    width, height = png_size(png)
+    assert width >= min_width_in * 200 and height > 300
+    assert not list(pdf.parent.glob(".*.tmp")), "a temporary file was left behind"
+
+
+def grid_frame(with_grid_column: bool = False) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for algorithm, pops in (("nsga2", (20, 40)), ("nsga3", (20, 40))):
+        for budget in (50, 200):
+            for p in pops:
+                for m in (0.05, 0.1, 0.2):
+                    rows.append({"algorithm": algorithm, "budget": budget, "setting": f"{algorithm}_{p}_{m}",
+                                 "popsize": p, "mutation_prob": m, "y1": rng.uniform(0.02, 0.2),
+                                 "y2": rng.uniform(0.01, 0.08)})
+    df = pd.DataFrame(rows)
+    df["on_front"] = False
+    df["picked"] = False
+    for _, g in df.groupby(["algorithm", "budget"]):
+        y = g[["y1", "y2"]].to_numpy()
+        front = [i for i, v in zip(g.index, y) if not ((y <= v).all(axis=1) & (y < v).any(axis=1)).any()]
+        df.loc[front, "on_front"] = True
+        ordered = df.loc[front].sort_values("y1").index
+        df.loc[ordered[(len(ordered) - 1) // 2], "picked"] = True
+    if with_grid_column:
+        df.insert(0, "grid", "g_" + df["algorithm"])
+    return df
+
+
+def curves_frame() -> pd.DataFrame:
+    parts = []
+    rates = {"rs": 0.02, "nsga2": 0.05, "nsga3_unaware": 0.03}
+    for device, kernel in (("A100", "convolution"), ("A4000", "dedispersion")):
+        for setting, rate in rates.items():
+            for budget in (50, 100):
+                k = np.arange(1, budget + 1)
+                median = 0.9 / (1 + rate * k)
+                parts.append(pd.DataFrame({
+                    "device": device, "kernel": kernel, "objective_set": "O3", "setting": setting,
+                    "algorithm": setting, "budget": budget, "k": k, "igd_median": median,
+                    "igd_q1": 0.8 * median, "igd_q3": 1.2 * median, "n_runs": 30}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def mixed_precision_space(errors: bool = True) -> Space:
+    """A small mixed-precision space: two precision parameters, one tuning parameter."""
+    types = ["double", "float", "half", "bfloat16"]
+    size = {"double": 8, "float": 4, "half": 2, "bfloat16": 2}
+    eps = {"double": 0.0, "float": 1e-7, "half": 1e-3, "bfloat16": 8e-3}
+    rows = []
+    for tx in types:
+        for ty in types:
+            for block in (64, 128, 256):
+                rows.append({"T_x": tx, "T_y": ty, "block_size_x": block,
+                             "time_ms": (size[tx] + size[ty]) / 16 * (1 + block / 1024),
+                             "memory_bytes": 1000.0 * (size[tx] + size[ty]),
+                             "mre": eps[tx] + eps[ty] * (1 + block / 256)})
+    table = pd.DataFrame(rows)
+    names = ["time", "memory", "mre"] if errors else ["time", "memory"]
+    if not errors:
+        table = table.drop(columns="mre")
+    for col in ("compile_time_ms", "verification_time_ms", "benchmark_time_ms"):
+        table[col] = 1.0
+    table["status"] = pd.Series(["ok"] * len(table), dtype="string")
+    parameters = {"T_x": types, "T_y": types, "block_size_x": [64, 128, 256]}
+    return Space("bessel", "A100", parameters, [], [OBJECTIVES[n] for n in names], table, {})
+
+
+def scores_frame() -> pd.DataFrame:
+    t = np.linspace(0.05, 1.0, 20)
+    rows = []
+    for a in ("genetic_algorithm", "pso", "diff_evo", "firefly_algorithm"):
+        for aware in (True, False):
+            rows.append(pd.DataFrame({"space": "A100/convolution", "algorithm": a, "constraint_aware": aware,
+                                      "time_fraction": t, "score_mean": (0.6 if aware else 0.3) * (1 - np.exp(-3 * t)),
+                                      "score_std": 0.05}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_palette_covers_every_registered_algorithm():
+    from analysis.simulate.registry import algorithm_names
+
+    assert set(algorithm_names()) <= set(style.COLOURS)
+    for a in algorithm_names():
+        assert style.linestyle(a) == (style.DASHED if a.endswith("_unaware") else style.SOLID)
+    assert style.colour("nsga2_unaware") == style.colour("nsga2")
+    with pytest.raises(KeyError, match="known"):
+        style.colour("no_such_algorithm")
+
+
+def test_matplotlibrc_is_the_paper_style():
+    import matplotlib
+
+    with style.context():
+        rc = matplotlib.rcParams
+        assert rc["pdf.fonttype"] == 42 and rc["savefig.dpi"] == 200
+        assert rc["figure.figsize"][0] == pytest.approx(3.4)
+        assert min(rc["font.size"], rc["xtick.labelsize"], rc["ytick.labelsize"], rc["legend.fontsize"]) >= 7
+
+
+def test_hyperparameter_fronts(tmp_path):
+    hyperparameters.plot(grid_frame(), tmp_path / "hp.pdf", tmp_path / "hp.png")
+    assert_figure(tmp_path / "hp.pdf", tmp_path / "hp.png")
+
+
+def test_hyperparameter_grid_needs_one_pick_per_budget():
+    grid = grid_frame()
+    grid["picked"] = False
+    with pytest.raises(ValueError, match="0 picked"):
+        hyperparameters.check_grid(grid)
+
+
+def test_relative_improvement_definition():
+    rs = np.array([0.5, 0.5, 0.0, 0.0, 0.4])
+    a = np.array([0.5, 0.0, 0.0, 0.1, 0.6])
+    got = anytime.relative_improvement(rs, a)
+    assert got[:3].tolist() == [0.0, 1.0, 0.0]
+    assert np.isnan(got[3])
+    assert got[4] == pytest.approx(-0.5)
+
+
+def test_anytime_figures(tmp_path):
+    curves = curves_frame()
+    anytime.plot(curves, "A100", "convolution", "O3", tmp_path / "a.pdf", tmp_path / "a.png")
+    assert_figure(tmp_path / "a.pdf", tmp_path / "a.png")
+    anytime.plot_grid(curves, "O3", tmp_path / "g.pdf", tmp_path / "g.png")
+    assert_figure(tmp_path / "g.pdf", tmp_path / "g.png", min_width_in=6.9)
+
+
+def test_anytime_uses_the_largest_budget_and_needs_rs():
+    curves = curves_frame()
+    sel, budget = anytime.space_curves(curves, "A100", "convolution", "O3")
+    assert budget == 100 and set(sel["budget"]) == {100}
+    with pytest.raises(ValueError, match="exactly one setting of algorithm 'rs'"):
+        anytime.space_curves(curves[curves["algorithm"] != "rs"], "A100", "convolution", "O3")
+
+
+def test_tradeoff_frame_speedup_and_fronts():
+    space = mixed_precision_space()
+    assert tradeoff.precision_parameters(space.parameters) == ["T_x", "T_y"]
+    frame = tradeoff.tradeoff_frame(space.table, space.parameters, "mre")
+    fp64 = (frame["T_x"] == "double") & (frame["T_y"] == "double")
+    assert frame.loc[fp64, "speedup"].max() == pytest.approx(1.0)
+    assert frame["error_zero"].sum() == 3  # all-double has error 0, drawn one decade below the smallest
+    assert frame.loc[frame["error_zero"], "log10_error"].eq(np.log10(1e-7) - 1).all()
+    front = frame[frame["pareto_time"]]
+    # no configuration is both faster and more accurate than a Pareto-optimal one
+    for _, r in front.iterrows():
+        better = (frame["time_ms"] <= r["time_ms"]) & (frame["mre"] <= r["mre"])
+        strictly = (frame["time_ms"] < r["time_ms"]) | (frame["mre"] < r["mre"])
+        assert not (better & strictly).any()
+    assert frame.loc[frame["pareto_memory"], "memory_bytes"].min() == frame["memory_bytes"].min()
+
+
+def test_tradeoff_figure_from_a_stored_space(tmp_path):
+    space = mixed_precision_space()
+    space.save(tmp_path / "space.parquet", tmp_path / "space.json")
+    rc = main(["figure-tradeoff", "--space-parquet", str(tmp_path / "space.parquet"), "--space-meta",
+               str(tmp_path / "space.json"), "--pdf", str(tmp_path / "t.pdf"), "--png", str(tmp_path / "t.png")])
+    assert rc == 0
+    assert_figure(tmp_path / "t.pdf", tmp_path / "t.png")
+
+
+def test_tradeoff_cli_rejects_a_space_without_error_objectives(tmp_path):
+    space = mixed_precision_space(errors=False)
+    space.save(tmp_path / "space.parquet", tmp_path / "space.json")
+    log = tmp_path / "log.txt"
+    rc = main(["--log", str(log), "figure-tradeoff", "--space-parquet", str(tmp_path / "space.parquet"),
+               "--space-meta", str(tmp_path / "space.json"), "--pdf", str(tmp_path / "t.pdf"),
+               "--png", str(tmp_path / "t.png")])
+    assert rc == 2
+    text = log.read_text()
+    assert "space.json" in text and "has no error objective" in text
+    assert not (tmp_path / "t.pdf").exists() and not (tmp_path / "t.png").exists()
+
+
+def test_constraint_aware_figure(tmp_path):
+    constraint_aware.plot(scores_frame(), tmp_path / "c.pdf", tmp_path / "c.png")
+    assert_figure(tmp_path / "c.pdf", tmp_path / "c.png")
+
+
+@pytest.mark.parametrize("command, flag, frame, drop, name", [
+    ("figure-hyperparameters", "--grid", grid_frame, "y2", "grid.csv"),
+    ("figure-constraint-aware", "--scores", scores_frame, "score_std", "scores.csv"),
+    ("figure-anytime-grid", "--curves", curves_frame, "igd_q3", "curves.parquet"),
+])
+def test_cli_names_the_file_and_the_missing_column(tmp_path, command, flag, frame, drop, name):
+    path = tmp_path / name
+    df = frame().drop(columns=drop)
+    df.to_parquet(path) if name.endswith(".parquet") else df.to_csv(path, index=False)
+    log = tmp_path / "log.txt"
+    extra = ["--objective-set", "O3"] if command == "figure-anytime-grid" else []
+    rc = main(["--log", str(log), command, flag, str(path), *extra, "--pdf", str(tmp_path / "x.pdf"),
+               "--png", str(tmp_path / "x.png")])
+    assert rc == 2
+    text = log.read_text()
+    assert str(path) in text and f"field '{drop}'" in text
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_cli_hyperparameters_end_to_end_with_a_grid_column(tmp_path):
+    path = tmp_path / "grid.csv"
+    grid_frame(with_grid_column=True).to_csv(path, index=False)
+    assert main(["figure-hyperparameters", "--grid", str(path), "--pdf", str(tmp_path / "h.pdf"),
+                 "--png", str(tmp_path / "h.png")]) == 0
+    assert_figure(tmp_path / "h.pdf", tmp_path / "h.png")
+
+
+def test_figure_modules_read_no_files():
+    """Only cli.py reads inputs; the figure modules take frames and write only the paths they are given."""
+    reading = re.compile(r"\bopen\(|read_(csv|parquet|text|bytes|json|table)\(|\.load\(|np\.load|json\.load")
+    modules = [p for p in FIGURES.glob("*.py") if p.name != "cli.py"]
+    assert {p.stem for p in modules} >= {"anytime", "hyperparameters", "tradeoff", "constraint_aware", "style"}
+    for p in modules:
+        hits = [line for line in p.read_text().splitlines() if reading.search(line)]
+        assert not hits, f"{p.name} reads files: {hits}"

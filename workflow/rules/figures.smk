@@ -1,0 +1,108 @@
+# Figures: one rule per figure family, each writing a PDF and a 200-dpi PNG in the shared style.
+# Inputs come from the summary, hyperparameter and constraint-aware stages and from the space store.
+TRADEOFF_ERROR = "mre"  # the error objective of the trade-off clouds (one of mre, nrmse, nmae)
+# The figure commands live in analysis.figures.cli (main(argv)); same interpreter and PYTHONPATH as CLI.
+FIGURES_CLI = CLI.removesuffix("-m analysis.cli") + "-m analysis.figures.cli"
+
+
+def mixed_precision_spaces():
+    """Spaces whose kernel has a sweep spec in workflow/kernels/ (the mixed-precision kernels)."""
+    kernels = Path(workflow.basedir) / "workflow" / "kernels"
+    return [(d, k) for d, k in space_ids() if (kernels / k / "spec.yaml").is_file()]
+
+
+def figure_outputs():
+    """Every figure (PDF and PNG) the config implies."""
+    stems = [
+        f"{FIGURES}/anytime/{d}/{k}/{objective_set}"
+        for d, k in space_ids()
+        for objective_set in SIM["objective_sets"]
+    ]
+    stems += [f"{FIGURES}/anytime/all_{objective_set}" for objective_set in SIM["objective_sets"]]
+    stems += [f"{FIGURES}/tradeoff/{d}/{k}/{TRADEOFF_ERROR}" for d, k in mixed_precision_spaces()]
+    if GRID_SETTINGS:
+        stems.append(f"{FIGURES}/hyperparameters/fronts")
+    if config.get("constraint_aware"):
+        stems.append(f"{FIGURES}/constraint_aware/scores")
+    return [f"{stem}.{ext}" for stem in stems for ext in ("pdf", "png")]
+
+
+rule figure_hyperparameters:
+    input:
+        f"{RESULTS}/hyperparameters/grid.csv",
+    output:
+        pdf=report(f"{FIGURES}/hyperparameters/fronts.pdf", caption="../report/figure_hyperparameters.rst",
+                   category="Figures", subcategory="Hyperparameters"),
+        png=f"{FIGURES}/hyperparameters/fronts.png",
+    log:
+        f"{LOGS}/figures/hyperparameters/fronts.log",
+    conda:
+        ENV
+    shell:
+        "{FIGURES_CLI} figure-hyperparameters --grid {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+
+
+rule figure_anytime:
+    input:
+        f"{RESULTS}/summary/curves.parquet",
+    output:
+        pdf=report(f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.pdf",
+                   caption="../report/figure_anytime.rst", category="Figures", subcategory="Anytime IGD+"),
+        png=f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.png",
+    log:
+        f"{LOGS}/figures/anytime/{{device}}/{{kernel}}/{{objective_set}}.log",
+    conda:
+        ENV
+    shell:
+        "{FIGURES_CLI} figure-anytime --curves {input:q} --device {wildcards.device} --kernel {wildcards.kernel}"
+        " --objective-set {wildcards.objective_set} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+
+
+rule figure_anytime_grid:
+    input:
+        f"{RESULTS}/summary/curves.parquet",
+    output:
+        pdf=report(f"{FIGURES}/anytime/all_{{objective_set}}.pdf", caption="../report/figure_anytime_grid.rst",
+                   category="Figures", subcategory="Anytime IGD+"),
+        png=f"{FIGURES}/anytime/all_{{objective_set}}.png",
+    log:
+        f"{LOGS}/figures/anytime/all_{{objective_set}}.log",
+    conda:
+        ENV
+    shell:
+        "{FIGURES_CLI} figure-anytime-grid --curves {input:q} --objective-set {wildcards.objective_set}"
+        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+
+
+rule figure_tradeoff:
+    input:
+        parquet=f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.parquet",
+        meta=f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.json",
+    output:
+        pdf=report(f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.pdf", caption="../report/figure_tradeoff.rst",
+                   category="Figures", subcategory="Trade-off clouds"),
+        png=f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.png",
+    log:
+        f"{LOGS}/figures/tradeoff/{{device}}/{{kernel}}/{{error}}.log",
+    wildcard_constraints:
+        error="mre|nrmse|nmae",
+    conda:
+        ENV
+    shell:
+        "{FIGURES_CLI} figure-tradeoff --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
+        " --error {wildcards.error} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+
+
+rule figure_constraint_aware:
+    input:
+        f"{RESULTS}/constraint_aware/scores.csv",
+    output:
+        pdf=report(f"{FIGURES}/constraint_aware/scores.pdf", caption="../report/figure_constraint_aware.rst",
+                   category="Figures", subcategory="Constraint-aware study"),
+        png=f"{FIGURES}/constraint_aware/scores.png",
+    log:
+        f"{LOGS}/figures/constraint_aware/scores.log",
+    conda:
+        ENV
+    shell:
+        "{FIGURES_CLI} figure-constraint-aware --scores {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
