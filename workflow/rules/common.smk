@@ -30,6 +30,7 @@ ROOT = "" if _root in ("", ".") else f"{_root}/"
 RESULTS = f"{ROOT}results"
 LOGS = f"{ROOT}logs"
 TABLES = f"{ROOT}tables"
+FIGURES = f"{ROOT}figures"
 SPACES = {(s["device"], s["kernel"]): s for s in config["spaces"]}
 SIM = config["simulation"]
 SETTINGS = SIM["algorithms"]  # the comparison
