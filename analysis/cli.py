@@ -43,13 +43,14 @@ def _simulate(a: argparse.Namespace) -> None:
 def _indicators(a: argparse.Namespace) -> None:
     from analysis.indicators import runs
 
-    runs.run(a.runs, a.space_meta, a.fronts_parquet, a.fronts_json, a.objective_set, a.budget, a.curve, a.final)
+    runs.run(a.runs, json.loads(a.algorithms), a.space_meta, a.fronts_parquet, a.fronts_json, a.objective_set,
+             a.curve, a.final)
 
 
 def _summary(a: argparse.Namespace) -> None:
     from analysis.indicators import summary
 
-    summary.run(a.curves, a.finals, json.loads(a.algorithms), a.out_runs, a.out_final, a.out_curves)
+    summary.run(a.curves, a.finals, a.out_runs, a.out_final, a.out_curves)
 
 
 def _hyperparameters(a: argparse.Namespace) -> None:
@@ -57,7 +58,7 @@ def _hyperparameters(a: argparse.Namespace) -> None:
 
     from analysis.indicators.summary import gather
 
-    final = gather(a.finals, json.loads(a.algorithms))
+    final = gather(a.finals)
     hyperparams.run(final, json.loads(a.grids), a.seed, a.grid_csv, a.csv, a.md)
 
 
@@ -125,13 +126,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--tuned-grid", default="", help="take the options picked for this grid at --budget")
     s.set_defaults(func=_simulate)
 
-    s = sub.add_parser("indicators", help="anytime IGD+ and final hypervolume of every run in a run file")
-    s.add_argument("--runs", required=True)
+    s = sub.add_parser("indicators", help="anytime IGD+ and final hypervolume of every run of one space and set")
+    s.add_argument("--runs", nargs="+", required=True, help="run files .../<setting>/b<budget>.parquet")
+    s.add_argument("--algorithms", required=True, help="JSON: setting label -> algorithm")
     s.add_argument("--space-meta", required=True)
     s.add_argument("--fronts-parquet", required=True)
     s.add_argument("--fronts-json", required=True)
     s.add_argument("--objective-set", required=True)
-    s.add_argument("--budget", type=int, required=True)
     s.add_argument("--curve", required=True)
     s.add_argument("--final", required=True)
     s.set_defaults(func=_indicators)
@@ -139,7 +140,6 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("summary", help="study-wide run, final and median-curve tables of the indicators")
     s.add_argument("--curves", nargs="+", required=True)
     s.add_argument("--finals", nargs="+", required=True)
-    s.add_argument("--algorithms", required=True, help="JSON: setting label -> algorithm")
     s.add_argument("--out-runs", required=True)
     s.add_argument("--out-final", required=True)
     s.add_argument("--out-curves", required=True)
@@ -147,7 +147,6 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("hyperparameters", help="hyperparameter selection (Table 6) from the grid runs")
     s.add_argument("--finals", nargs="+", required=True, help="final indicator files of the grid runs")
-    s.add_argument("--algorithms", required=True, help="JSON: grid setting label -> algorithm")
     s.add_argument("--grids", required=True, help="JSON: the config's hyperparameters.grids")
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--grid-csv", required=True)

@@ -34,12 +34,16 @@ def planned_jobs(*args: str, cwd: Path) -> Counter:
 
 def test_dry_run_full_config(tmp_path):
     jobs = planned_jobs(cwd=tmp_path)
-    assert jobs == Counter(import_space=12, true_fronts=12, spaces_table=1, simulate=12 * 5 * 4, all=1)
+    runs = 12 * 5 * 4  # spaces x settings x budgets; no training kernel among the spaces, so no grid
+    assert jobs == Counter(import_space=12, true_fronts=12, spaces_table=1, simulate=runs, indicators=12,
+                           summary=1, study_tables=1, all=1)
 
 
 def test_dry_run_tiny_config(tmp_path):
     jobs = planned_jobs("--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
-    assert jobs == Counter(import_space=2, true_fronts=2, spaces_table=1, simulate=2 * 3, all=1)
+    runs = 2 * 4 + 1 * 4  # 2 spaces x 4 settings, and the 2 x 2 grid on the one training space
+    assert jobs == Counter(import_space=2, true_fronts=2, spaces_table=1, simulate=runs, indicators=2 + 1,
+                           hyperparameters=1, summary=1, study_tables=1, all=1)
 
 
 def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
@@ -62,9 +66,25 @@ def test_tiny_config_runs_every_stage(tmp_path):
     fronts = json.loads((root / "results/spaces/A100/convolution/fronts.json").read_text())
     assert fronts["optimum"]["time"]["value"] == pytest.approx(table["time_ms_min"][0])
     runs = pd.read_parquet(root / "results/runs/A100/dedispersion/time/nsga2/b20.parquet")
-    assert sorted(runs["repetition"].unique()) == [0, 1] and runs["seed"].nunique() == 2
+    assert sorted(runs["repetition"].unique()) == [0, 1, 2] and runs["seed"].nunique() == 3
     assert (runs.groupby("repetition")["first_visit"].sum() == 20).all()
-    for log in ("runs/A100/dedispersion/time/nsga2/b20.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log"):
+    # the tuned nsga2 setting ran with the options picked by the grid
+    pick = pd.read_csv(root / "tables/hyperparameters.csv").iloc[0]
+    log = (root / "logs/runs/A100/dedispersion/time/nsga2/b20.log").read_text()
+    assert f"'popsize': {pick['popsize']}" in log and f"'mutation_prob': {pick['mutation_prob']}" in log
+    grid = pd.read_csv(root / "results/hyperparameters/grid.csv")
+    assert len(grid) == 4 and grid["picked"].sum() == 1
+    curves = pd.read_parquet(root / "results/summary/curves.parquet")
+    assert set(curves["setting"]) == {"rs", "nsga2", "nsga2_unaware", "ga_aware"}
+    assert (curves["k"].max(), curves["n_runs"].min()) == (20, 3)
+    t2 = pd.read_csv(root / "tables/improvement_over_rs.csv")
+    assert set(t2["setting"]) == {"nsga2", "nsga2_unaware", "ga_aware"} and (t2["n"] == 2).all()
+    speed = pd.read_csv(root / "tables/speedup_to_rs.csv")
+    assert set(speed["kernel"]) == {"convolution", "dedispersion"} and speed["status"].notna().all()
+    assert (root / "tables/aware_over_unaware.md").read_text().startswith("# Constraint-aware")
+    for log in ("runs/A100/dedispersion/time/nsga2/b20.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log",
+                "indicators/A100/dedispersion/time/comparison.log", "summary/summary.log", "tables/study.log",
+                "tables/hyperparameters.log"):
         assert (root / "logs" / log).stat().st_size > 0, log
 
 

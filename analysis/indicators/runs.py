@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import moocore
 import numpy as np
@@ -118,17 +119,39 @@ def indicators(runs: pd.DataFrame, front: NormalisedFront, budget: int) -> tuple
     return pd.concat(curves, ignore_index=True), pd.DataFrame(finals)
 
 
-def run(runs_parquet: str | Path, space_meta: str | Path, fronts_parquet: str | Path, fronts_json: str | Path,
-        objective_set: str, budget: int, out_curve: str | Path, out_final: str | Path) -> None:
-    """Read a run file and the space's front; write the curves and final values atomically."""
+def run_file_identity(path: str | Path, algorithms: Mapping[str, str]) -> dict:
+    """Setting, algorithm and budget of a run file .../{setting}/b{budget}.parquet."""
+    path = Path(path)
+    m = re.fullmatch(r"b(\d+)\.parquet", path.name)
+    setting = path.parent.name
+    if not m or setting not in algorithms:
+        raise InputError(path, f"not a run file of a known setting (.../<setting>/b<budget>.parquet; settings: "
+                         f"{', '.join(algorithms)})")
+    return {"setting": setting, "algorithm": algorithms[setting], "budget": int(m.group(1))}
+
+
+def run(run_files: Sequence[str | Path], algorithms: Mapping[str, str], space_meta: str | Path,
+        fronts_parquet: str | Path, fronts_json: str | Path, objective_set: str, out_curve: str | Path,
+        out_final: str | Path) -> None:
+    """Indicators of every run file of one space and objective set, written atomically as two tables
+    (curves and finals) with identity columns device, kernel, objective_set, setting, algorithm, budget."""
     front = load_front(space_meta, fronts_parquet, fronts_json, objective_set)
-    runs = pd.read_parquet(runs_parquet)
-    try:
-        curve, final = indicators(runs, front, budget)
-    except KeyError as exc:
-        raise InputError(runs_parquet, str(exc).strip("'\""), field="objective columns") from None
-    write_parquet(curve, out_curve)
-    write_parquet(final, out_final)
-    log.info("%s: %d runs against |Z| = %d (%s); final IGD+ median %.6g, HV median %.6g", runs_parquet,
-             len(final), len(front.points), objective_set, final["igd_plus"].median(), final["hv"].median())
+    meta = json.loads(Path(space_meta).read_text())
+    curves, finals = [], []
+    for path in run_files:
+        ident = {"device": meta["device"], "kernel": meta["kernel"], "objective_set": objective_set,
+                 **run_file_identity(path, algorithms)}
+        try:
+            curve, final = indicators(pd.read_parquet(path), front, ident["budget"])
+        except KeyError as exc:
+            raise InputError(path, str(exc).strip("'\""), field="objective columns") from None
+        for frame in (curve, final):
+            for i, (col, value) in enumerate(ident.items()):
+                frame.insert(i, col, value)
+        curves.append(curve)
+        finals.append(final)
+        log.info("%s: %d runs against |Z| = %d; final IGD+ median %.6g, HV median %.6g", path, len(final),
+                 len(front.points), final["igd_plus"].median(), final["hv"].median())
+    write_parquet(pd.concat(curves, ignore_index=True), out_curve)
+    write_parquet(pd.concat(finals, ignore_index=True), out_final)
 

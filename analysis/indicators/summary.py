@@ -11,9 +11,8 @@ Identity columns everywhere: device, kernel, objective_set, setting, algorithm, 
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,31 +23,16 @@ from analysis.io import write_parquet
 log = logging.getLogger(__name__)
 
 IDENTITY = ["device", "kernel", "objective_set", "setting", "algorithm", "budget"]
-_PATH = re.compile(r"(?P<device>[^/]+)/(?P<kernel>[^/]+)/(?P<objective_set>[^/]+)/(?P<setting>[^/]+)/"
-                   r"b(?P<budget>\d+)\.(curve|final)\.parquet$")
 
 
-def identity_of(path: str | Path, algorithms: Mapping[str, str]) -> dict:
-    """Identity of an indicator file from its path .../{device}/{kernel}/{set}/{setting}/b{budget}.*.parquet."""
-    m = _PATH.search(Path(path).as_posix())
-    if not m:
-        raise InputError(path, "not an indicator file path (.../{device}/{kernel}/{set}/{setting}/b{budget}"
-                         ".curve|final.parquet)")
-    ident = {k: m.group(k) for k in ("device", "kernel", "objective_set", "setting")}
-    if ident["setting"] not in algorithms:
-        raise InputError(path, f"unknown setting '{ident['setting']}'", field="setting")
-    ident["algorithm"] = algorithms[ident["setting"]]
-    ident["budget"] = int(m.group("budget"))
-    return ident
-
-
-def gather(paths: Sequence[str | Path], algorithms: Mapping[str, str]) -> pd.DataFrame:
-    """Indicator files concatenated, with identity columns taken from their paths."""
+def gather(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """Indicator tables (per space and objective set) concatenated; each must carry the identity columns."""
     frames = []
     for p in paths:
         frame = pd.read_parquet(p)
-        for i, (col, value) in enumerate(identity_of(p, algorithms).items()):
-            frame.insert(i, col, value)
+        missing = [c for c in IDENTITY if c not in frame.columns]
+        if missing:
+            raise InputError(p, f"lacks identity columns {missing}", field=missing[0])
         frames.append(frame)
     if not frames:
         raise ValueError("no indicator files given")
@@ -68,21 +52,21 @@ def median_curves(runs: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()[IDENTITY + ["k", "igd_median", "igd_q1", "igd_q3", "eval_time_median_ms", "n_runs"]]
 
 
-def summarise(curve_paths: Sequence[str | Path], final_paths: Sequence[str | Path],
-              algorithms: Mapping[str, str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(runs, final, curves) frames from the per-job indicator files."""
-    runs = gather(curve_paths, algorithms)
-    final = gather(final_paths, algorithms)
+def summarise(curve_paths: Sequence[str | Path], final_paths: Sequence[str | Path]
+              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(runs, final, curves) frames from the per-space indicator files."""
+    runs = gather(curve_paths)
+    final = gather(final_paths)
     bad = final[~np.isfinite(final["hv"])]
     if len(bad):
         raise ValueError(f"non-finite hypervolume in {len(bad)} runs")
     return runs, final, median_curves(runs)
 
 
-def run(curve_paths: Sequence[str | Path], final_paths: Sequence[str | Path], algorithms: Mapping[str, str],
-        out_runs: str | Path, out_final: str | Path, out_curves: str | Path) -> None:
+def run(curve_paths: Sequence[str | Path], final_paths: Sequence[str | Path], out_runs: str | Path,
+        out_final: str | Path, out_curves: str | Path) -> None:
     """Write the three summary files atomically."""
-    runs, final, curves = summarise(curve_paths, final_paths, algorithms)
+    runs, final, curves = summarise(curve_paths, final_paths)
     write_parquet(runs, out_runs)
     write_parquet(final, out_final)
     write_parquet(curves, out_curves)

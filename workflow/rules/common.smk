@@ -32,6 +32,18 @@ LOGS = f"{ROOT}logs"
 TABLES = f"{ROOT}tables"
 FIGURES = f"{ROOT}figures"
 SPACES = {(s["device"], s["kernel"]): s for s in config["spaces"]}
+SWEEPS = {(s["target"], s["device"], s["kernel"]): s for s in config["sweeps"]}
+
+
+def sweep_dir(target, device, kernel):
+    """Folder of a sweep's shards and merged output (cache.json.gz, definition.yaml, provenance.json)."""
+    return f"{RESULTS}/sweeps/{target}/{device}/{kernel}"
+
+
+# A sweep with `space: true` becomes the space {device}/{kernel}, read from its merged output.
+for (_t, _d, _k), _s in SWEEPS.items():
+    if _s["space"]:
+        SPACES[(_d, _k)] = study_config.sweep_space(_s, sweep_dir(_t, _d, _k))
 SIM = config["simulation"]
 SETTINGS = SIM["algorithms"]  # the comparison
 HP = config["hyperparameters"]
@@ -52,6 +64,7 @@ wildcard_constraints:
     objective_set=_choices(config["objective_sets"]),
     setting=_choices(ALL_SETTINGS),
     budget=r"\d+",
+    group="comparison|grid",
 
 
 def repo_path(path):
@@ -67,9 +80,10 @@ def get_space(wildcards):
 def get_space_inputs(wildcards):
     """Source file and (if any) definition file of a space."""
     s = get_space(wildcards)
-    inputs = {"source": repo_path(s["source"])}
+    where = (lambda p: p) if s.get("from_sweep") else repo_path  # sweep outputs: in the working directory
+    inputs = {"source": where(s["source"])}
     if s["definition"]:
-        inputs["definition"] = repo_path(s["definition"])
+        inputs["definition"] = where(s["definition"])
     return inputs
 
 
@@ -119,9 +133,22 @@ def run_files():
     return [f"{RESULTS}/runs/{d}/{k}/{o}/{s}/b{b}.parquet" for d, k, o, s, b in comparison_cells() + grid_cells()]
 
 
-def indicator_files(kind, cells):
-    """The per-job indicator files of one kind (curve or final) of `cells`."""
-    return [f"{RESULTS}/indicators/{d}/{k}/{o}/{s}/b{b}.{kind}.parquet" for d, k, o, s, b in cells]
+GROUP_CELLS = {"comparison": comparison_cells, "grid": grid_cells}
+
+
+def indicator_files(kind, group):
+    """The indicator files (kind curve or final) of a group of runs, one per (space, objective set)."""
+    keys = dict.fromkeys((d, k, o) for d, k, o, _, _ in GROUP_CELLS[group]())
+    return [f"{RESULTS}/indicators/{d}/{k}/{o}/{group}.{kind}.parquet" for d, k, o in keys]
+
+
+def group_run_files(wildcards):
+    """The run files of one (space, objective set) in a group."""
+    return [
+        f"{RESULTS}/runs/{d}/{k}/{o}/{s}/b{b}.parquet"
+        for d, k, o, s, b in GROUP_CELLS[wildcards.group]()
+        if (d, k, o) == (wildcards.device, wildcards.kernel, wildcards.objective_set)
+    ]
 
 
 def setting_repetitions(setting):
@@ -152,4 +179,5 @@ def get_final_outputs():
     outputs += [f for pair in table_files().values() for f in pair]
     if GRID_SETTINGS:
         outputs += [f"{TABLES}/hyperparameters.csv", f"{TABLES}/hyperparameters.md"]
+    outputs += [f"{sweep_dir(*key)}/cache.json.gz" for key in SWEEPS]
     return outputs

@@ -3,7 +3,7 @@
 
 rule hyperparameters:
     input:
-        finals=indicator_files("final", grid_cells()),
+        finals=indicator_files("final", "grid"),
     output:
         grid=f"{RESULTS}/hyperparameters/grid.csv",
         csv=report(f"{TABLES}/hyperparameters.csv", category="Hyperparameters", caption="../report/hyperparameters.rst"),
@@ -12,10 +12,9 @@ rule hyperparameters:
         f"{LOGS}/tables/hyperparameters.log",
     params:
         grids=json_arg(HP["grids"]),
-        algorithms=json_arg({label: spec["algorithm"] for label, spec in GRID_SETTINGS.items()}),
         seed=HP["seed"],
     conda:
         ENV
     shell:
-        "{CLI} hyperparameters --finals {input.finals:q} --algorithms {params.algorithms} --grids {params.grids}"
+        "{CLI} hyperparameters --finals {input.finals:q} --grids {params.grids}"
         " --seed {params.seed} --grid-csv {output.grid:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"

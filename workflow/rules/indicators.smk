@@ -1,40 +1,40 @@
-# Indicators: anytime IGD+ and final hypervolume per run file, then study-wide summaries.
+# Indicators: anytime IGD+ and final hypervolume of every run, one job per (space, objective set)
+# and group (the comparison, or the hyperparameter grid), then the study-wide summaries.
 
 
 rule indicators:
     input:
-        runs=rules.simulate.output[0],
+        runs=group_run_files,
         meta=rules.import_space.output.meta,
         fronts_parquet=rules.true_fronts.output.parquet,
         fronts_json=rules.true_fronts.output.json,
     output:
-        curve=f"{RESULTS}/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}/b{{budget}}.curve.parquet",
-        final=f"{RESULTS}/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}/b{{budget}}.final.parquet",
+        curve=f"{RESULTS}/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{group}}.curve.parquet",
+        final=f"{RESULTS}/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{group}}.final.parquet",
     log:
-        f"{LOGS}/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}/b{{budget}}.log",
+        f"{LOGS}/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{group}}.log",
+    params:
+        algorithms=json_arg({label: spec["algorithm"] for label, spec in ALL_SETTINGS.items()}),
     conda:
         ENV
     shell:
-        "{CLI} indicators --runs {input.runs:q} --space-meta {input.meta:q}"
+        "{CLI} indicators --runs {input.runs:q} --algorithms {params.algorithms} --space-meta {input.meta:q}"
         " --fronts-parquet {input.fronts_parquet:q} --fronts-json {input.fronts_json:q}"
-        " --objective-set {wildcards.objective_set} --budget {wildcards.budget}"
-        " --curve {output.curve:q} --final {output.final:q} 2> {log:q}"
+        " --objective-set {wildcards.objective_set} --curve {output.curve:q} --final {output.final:q} 2> {log:q}"
 
 
 rule summary:
     input:
-        curves=indicator_files("curve", comparison_cells()),
-        finals=indicator_files("final", comparison_cells()),
+        curves=indicator_files("curve", "comparison"),
+        finals=indicator_files("final", "comparison"),
     output:
         runs=f"{RESULTS}/summary/runs.parquet",
         final=f"{RESULTS}/summary/final.parquet",
         curves=f"{RESULTS}/summary/curves.parquet",
     log:
         f"{LOGS}/summary/summary.log",
-    params:
-        algorithms=json_arg(comparison_algorithms()),
     conda:
         ENV
     shell:
-        "{CLI} summary --curves {input.curves:q} --finals {input.finals:q} --algorithms {params.algorithms}"
+        "{CLI} summary --curves {input.curves:q} --finals {input.finals:q}"
         " --out-runs {output.runs:q} --out-final {output.final:q} --out-curves {output.curves:q} 2> {log:q}"
