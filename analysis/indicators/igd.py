@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-# Reference points handled at once: bounds the temporary n x chunk x m array.
-_CHUNK = 1024
-
-
 def igd_plus_curve(points: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """IGD+ after each of the n points (n x m) against `reference` (r x m), all minimised.
 
     Rows with any non-finite value are invalid evaluations: they leave the curve where it
-    was. Before the first valid point the value is +inf (no approximation set yet).
+    was. Before the first valid point the value is +inf (no approximation set yet). A point
+    weakly dominated by an earlier valid one cannot lower any d+, so it is skipped; every
+    other point costs one pass over the reference set, one objective at a time.
     """
     points = np.asarray(points, dtype=float)
     reference = np.asarray(reference, dtype=float)
@@ -28,18 +26,30 @@ def igd_plus_curve(points: np.ndarray, reference: np.ndarray) -> np.ndarray:
         raise ValueError(f"shape mismatch: points {points.shape}, reference {reference.shape}")
     if len(reference) == 0:
         raise ValueError("empty reference set")
-    n = len(points)
+    n, m = points.shape
+    r = len(reference)
+    columns = np.ascontiguousarray(reference.T)
     valid = np.isfinite(points).all(axis=1)
-    total = np.zeros(n)
-    clean = np.where(valid[:, None], points, 0.0)
-    for start in range(0, len(reference), _CHUNK):
-        ref = reference[start:start + _CHUNK]
-        excess = np.maximum(clean[:, None, :] - ref[None, :, :], 0.0)
-        dist = np.sqrt(np.einsum("nrm,nrm->nr", excess, excess))
-        dist[~valid] = np.inf
-        np.minimum.accumulate(dist, axis=0, out=dist)
-        total += dist.sum(axis=1)
-    return total / len(reference)
+    best = np.full(r, np.inf)
+    acc, tmp = np.empty(r), np.empty(r)
+    seen = np.empty((0, m))
+    out = np.empty(n)
+    current = np.inf
+    for i in range(n):
+        p = points[i]
+        if valid[i] and not (seen <= p).all(axis=1).any():
+            acc.fill(0.0)
+            for j in range(m):
+                np.subtract(p[j], columns[j], out=tmp)
+                np.maximum(tmp, 0.0, out=tmp)
+                tmp *= tmp
+                acc += tmp
+            np.sqrt(acc, out=acc)
+            np.minimum(best, acc, out=best)
+            current = best.sum() / r
+            seen = np.vstack([seen, p])
+        out[i] = current
+    return out
 
 
 def igd_plus(points: np.ndarray, reference: np.ndarray) -> float:

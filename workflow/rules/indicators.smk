@@ -13,6 +13,8 @@ rule indicators:
         final=f"{RESULTS}/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{group}}.final.parquet",
     log:
         f"{LOGS}/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{group}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{group}}.tsv"
     params:
         algorithms=json_arg({label: spec["algorithm"] for label, spec in ALL_SETTINGS.items()}),
     conda:
