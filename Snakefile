@@ -13,14 +13,17 @@ if not workflow.overwrite_configfiles:
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/sweep.smk"
 include: "workflow/rules/spaces.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/indicators.smk"
 include: "workflow/rules/hyperparams.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/figures.smk"
 
 
 rule all:
     input:
         get_final_outputs(),
+        figure_outputs(),
     default_target: True

@@ -1,5 +1,5 @@
 # Figures: one rule per figure family, each writing a PDF and a 200-dpi PNG in the shared style.
-# Inputs come from the summary, hyperparameter and constraint-aware stages and from the space store.
+# Inputs come from the summary and hyperparameter stages and from the space store.
 TRADEOFF_ERROR = "mre"  # the error objective of the trade-off clouds (one of mre, nrmse, nmae)
 # The figure commands live in analysis.figures.cli (main(argv)); same interpreter and PYTHONPATH as CLI.
 FIGURES_CLI = CLI.removesuffix("-m analysis.cli") + "-m analysis.figures.cli"
@@ -16,14 +16,13 @@ def figure_outputs():
     stems = [
         f"{FIGURES}/anytime/{d}/{k}/{objective_set}"
         for d, k in space_ids()
-        for objective_set in SIM["objective_sets"]
+        for objective_set in space_objective_sets(d, k)
     ]
-    stems += [f"{FIGURES}/anytime/all_{objective_set}" for objective_set in SIM["objective_sets"]]
+    sets = dict.fromkeys(o for d, k in space_ids() for o in space_objective_sets(d, k))
+    stems += [f"{FIGURES}/anytime/all_{objective_set}" for objective_set in sets]
     stems += [f"{FIGURES}/tradeoff/{d}/{k}/{TRADEOFF_ERROR}" for d, k in mixed_precision_spaces()]
     if GRID_SETTINGS:
         stems.append(f"{FIGURES}/hyperparameters/fronts")
-    if config.get("constraint_aware"):
-        stems.append(f"{FIGURES}/constraint_aware/scores")
     return [f"{stem}.{ext}" for stem in stems for ext in ("pdf", "png")]
 
 
@@ -91,18 +90,3 @@ rule figure_tradeoff:
     shell:
         "{FIGURES_CLI} figure-tradeoff --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --error {wildcards.error} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
-
-
-rule figure_constraint_aware:
-    input:
-        f"{RESULTS}/constraint_aware/scores.csv",
-    output:
-        pdf=report(f"{FIGURES}/constraint_aware/scores.pdf", caption="../report/figure_constraint_aware.rst",
-                   category="Figures", subcategory="Constraint-aware study"),
-        png=f"{FIGURES}/constraint_aware/scores.png",
-    log:
-        f"{LOGS}/figures/constraint_aware/scores.log",
-    conda:
-        ENV
-    shell:
-        "{FIGURES_CLI} figure-constraint-aware --scores {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
