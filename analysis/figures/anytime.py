@@ -16,7 +16,7 @@ RS = "rs"
 IMPROVEMENT_FLOOR = -1.0  # the bottom panel shows improvements down to this; lower values are clipped (and said so)
 X_LABEL = "evaluations"
 IGD_LABEL = r"median IGD$^+$"
-IMPROVEMENT_LABEL = "improvement over RS"
+IMPROVEMENT_LABEL = "rel. improvement\nover RS"
 GRID_COLUMNS_MAX = 4
 
 
@@ -97,13 +97,19 @@ def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf
             g = sel[sel["setting"] == s].set_index("k")["igd_median"]
             k = g.index.intersection(rs.index)
             imp = relative_improvement(rs.loc[k].to_numpy(), g.loc[k].to_numpy())
-            lowest = min(lowest, float(np.nanmin(imp, initial=0.0)))
+            finite = imp[np.isfinite(imp)]
+            lowest = min(lowest, float(finite.min(initial=0.0)))
+            if np.isneginf(imp).any():  # RS has points where this setting has none yet
+                lowest = min(lowest, IMPROVEMENT_FLOOR - 1.0)
             bottom.plot(k, np.maximum(imp, IMPROVEMENT_FLOOR), color=st["color"], ls=st["linestyle"])
         clipped = lowest < IMPROVEMENT_FLOOR
         floor = max(IMPROVEMENT_FLOOR, min(-0.25, math.floor(lowest * 4) / 4))
         bottom.set_ylim(floor - 0.05, 1.05)
         bottom.yaxis.set_major_locator(MultipleLocator(0.5 if floor < -0.5 else 0.25))
-        bottom.set_ylabel(IMPROVEMENT_LABEL + (" (clipped at −1)" if clipped else ""))
+        bottom.set_ylabel(IMPROVEMENT_LABEL)
+        if clipped:
+            bottom.text(0.99, 0.03, "clipped at −1", transform=bottom.transAxes, ha="right", va="bottom",
+                        fontsize="small", color="0.35")
         bottom.set_xlabel(X_LABEL)
         bottom.set_xlim(0, budget)
         fig.legend(*top.get_legend_handles_labels(), loc="outside upper center", ncols=2)
