@@ -5,11 +5,6 @@
 // Types: T_in targets, T_calc every intermediate (trigonometry, wrist, acos
 // arguments, angle sums), T_out angles.  Tunables: threads (OpenMP), ppt (points
 // per loop iteration, computed side by side).
-// gcc 12 converts _Float16 through libgcc calls unless F16C is enabled (every
-// x86-64 CPU since 2012 has it); without it half configurations run far slower.
-#if defined(__x86_64__) && !defined(__F16C__)
-#pragma GCC target("f16c")
-#endif
 #include "precision.h"
 #include <omp.h>
 
