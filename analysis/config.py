@@ -72,6 +72,7 @@ def validate(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
             raise ConfigError(source, f"space {s['device']}/{s['kernel']} is listed twice", field=f"spaces[{i}]")
         seen.add(key)
     _check_simulation(config, source)
+    _check_sweeps(config, source)
     return config
 
 
@@ -138,3 +139,44 @@ def check_files(config: dict[str, Any], base: str | Path, source: str = "config"
         for key in ("source", "definition"):
             if s.get(key) and not (Path(base) / s[key]).is_file():
                 raise ConfigError(source, f"file not found: {s[key]}", field=f"spaces[{i}].{key}")
+
+
+def _check_sweeps(config: dict[str, Any], source: str) -> None:
+    """Sweeps name existing kernels, valid slices, and no (target, device, kernel) or space twice."""
+    from analysis.errors import InputError
+    from analysis.sweep.run import resolve_tune_params
+    from analysis.sweep.spec import load_spec, list_kernels
+
+    seen: set[tuple[str, str, str]] = set()
+    spaces = {(s["device"], s["kernel"]) for s in config["spaces"]}
+    for i, sw in enumerate(config["sweeps"]):
+        where = f"sweeps[{i}]"
+        if sw["kernel"] not in list_kernels():
+            raise ConfigError(source, f"unknown kernel '{sw['kernel']}' (known: {', '.join(list_kernels())})",
+                              field=f"{where}.kernel")
+        key = (sw["target"], sw["device"], sw["kernel"])
+        if key in seen:
+            raise ConfigError(source, f"sweep {'/'.join(key)} is listed twice", field=where)
+        seen.add(key)
+        if sw["space"] and (sw["device"], sw["kernel"]) in spaces:
+            raise ConfigError(source, f"space {sw['device']}/{sw['kernel']} is also listed under spaces", field=where)
+        spaces.add((sw["device"], sw["kernel"]))
+        sw["size"] = sw["size"] or ("cpu" if sw["target"] == "cpu" else "gpu")
+        try:
+            spec = load_spec(sw["kernel"])
+            spec.size(sw["size"])
+            resolve_tune_params(spec, sw["target"], sw["tune_params"])
+        except InputError as exc:
+            raise ConfigError(source, exc.detail, field=f"{where}.{'size' if exc.field == 'sizes' else 'tune_params'}") \
+                from None
+
+
+def sweep_space(sweep: dict[str, Any], folder: str) -> dict[str, Any]:
+    """The space entry of a sweep whose merged output lies in `folder` (paths relative to the working directory)."""
+    from analysis.sweep.run import OBJECTIVE_FIELDS
+
+    entry = {"kernel": sweep["kernel"], "device": sweep["device"], "source": f"{folder}/cache.json.gz",
+             "format": "kt_cache", "definition": f"{folder}/definition.yaml", "objectives": dict(OBJECTIVE_FIELDS)}
+    _fill_defaults(entry, load_schema()["properties"]["spaces"]["items"])
+    entry["from_sweep"] = True
+    return entry

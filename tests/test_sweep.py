@@ -1,0 +1,199 @@
+"""Sweep driver: crash-safe caches, resuming a killed sweep, shards + merge, import as a space, config checks."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from analysis import config as study_config
+from analysis.errors import ConfigError
+from analysis.spaces.definition import read_definition
+from analysis.spaces.importers import import_space
+from analysis.sweep import cachefile, harness, run
+from analysis.sweep.precision import encode
+from conftest import REPO
+
+# 12 configurations in 2 argument-type groups (T_y double / half)
+SLICE = {"kmax": [8, 24], "elems_per_iter": [1], "T_x": ["double"], "T_y": ["double", "half"],
+         "T_sum": ["double", "float"], "T_term": ["double", "float"]}
+SMALL = {"kmax": [8, 24], "elems_per_iter": [1], "T_x": ["float"], "T_y": ["half"], "T_sum": ["float"],
+         "T_term": ["float", "half"]}
+
+
+def entry_lines(path: Path) -> list[str]:
+    """Raw keys of every entry line in a cache file (duplicates kept)."""
+    text = path.read_text()
+    body = text[text.index(cachefile.MARK) + len(cachefile.MARK):]
+    keys = []
+    for line in body.split("\n")[1:]:
+        line = line.rstrip(",")
+        if line.strip() in ("", "}"):
+            continue
+        try:
+            keys.append(next(iter(json.loads("{" + line + "}"))))
+        except json.JSONDecodeError:  # the last entry of a closed cache ends in "}}"
+            keys.append(next(iter(json.loads("{" + line[:-1] + "}"))))
+    return keys
+
+
+def shard_cmd(cache: Path, prov: Path, tune_params: dict, shard: str = "0/1") -> list[str]:
+    return [sys.executable, "-W", "ignore", "-m", "analysis.cli", "sweep-shard", "--kernel", "bessel", "--target",
+            "cpu", "--size", "tiny", "--shard", shard, "--iterations", "2", "--tune-params", json.dumps(tune_params),
+            "--cache", str(cache), "--provenance", str(prov)]
+
+
+def test_repair_drops_an_interrupted_last_write(tmp_path):
+    header = json.dumps({"device_name": "d", "kernel_name": "k", "problem_size": [1], "tune_params_keys": ["a"],
+                         "tune_params": {"a": [1, 2, 3]}, "objective": "time", "cache": {}}, indent="")[:-3]
+    good = '\n"1": {"a": 1, "time": 0.5},\n"2": {"a": 2, "time": 0.25},'
+    path = tmp_path / "c.json"
+    path.write_text(header + good + '\n"3": {"a": 3, "ti')
+    assert cachefile.repair(path) == 2
+    assert path.read_text() == header + good
+    assert cachefile.repair(path) == 2  # idempotent
+    path.write_text(header + good[:-1] + "}\n}")  # closed by Kernel Tuner: left as it is
+    assert cachefile.repair(path) == 2 and path.read_text().endswith("}\n}")
+    path.write_text(header[:25])  # killed while writing the header: nothing measured yet
+    assert cachefile.repair(path) == 0 and not path.exists()
+
+
+def test_killed_sweep_resumes_without_losing_or_remeasuring(tmp_path):
+    cache, prov = tmp_path / "shard.json", tmp_path / "prov.json"
+    spec = harness.load_spec("bessel")
+    keys = [run.config_key(c, list(SLICE)) for c in spec.valid_configs("cpu", SLICE)]
+    assert len(keys) == 12
+    proc = subprocess.Popen(shard_cmd(cache, prov, SLICE), cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if cache.exists() and len(entry_lines(cache)) >= 3:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the sweep ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # as if the kill had also cut a write short
+    with open(cache, "a") as fh:
+        fh.write('\n"24,4,double,half,float,float": {"kmax": 24, "elems_per')
+    before = cachefile.read(cachefile.repair(cache) and cache)["cache"]
+    assert 3 <= len(before) < 12
+    out = subprocess.run(shard_cmd(cache, prov, SLICE), cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = entry_lines(cache)
+    assert sorted(lines) == sorted(keys)  # every configuration, each exactly once
+    after = cachefile.read(cache)["cache"]
+    for key, entry in before.items():  # nothing measured before the kill was measured again
+        assert after[key]["timestamp"] == entry["timestamp"]
+    summary = json.loads(prov.read_text())
+    assert summary["resumed_with"] == len(before) and summary["measured_now"] == 12 - len(before)
+    for entry in after.values():
+        assert entry["time"] > 0 and entry["memory"] == 2048 * (8 + (8 if entry["T_y"] == "double" else 2))
+        assert all(np.isfinite(entry[m]) for m in ("mre", "nrmse", "nmae"))
+    exact = after["24,1,double,double,double,double"]
+    assert exact["mre"] < 1e-15 and after["8,1,double,double,double,double"]["mre"] > 1e-4
+
+
+def test_shards_merge_to_the_unsharded_set_and_import_as_a_space(tmp_path):
+    spec = harness.load_spec("bessel")
+    keys = [run.config_key(c, list(SMALL)) for c in spec.valid_configs("cpu", SMALL)]
+    assert len(keys) == 4
+    shards, provs = [], []
+    for i in range(3):
+        shards.append(tmp_path / f"{i}.json")
+        provs.append(tmp_path / f"{i}.prov.json")
+        run.sweep_shard("bessel", "cpu", "tiny", shards[-1], shard=(i, 3), iterations=2, tune_params=SMALL,
+                        provenance=provs[-1])
+    assert sorted(k for s in shards for k in entry_lines(s)) == sorted(keys)
+    assert [len(entry_lines(s)) for s in shards] == [1, 1, 2]
+    out = tmp_path / "merged.json.gz"
+    defn, prov = tmp_path / "definition.yaml", tmp_path / "provenance.json"
+    run.merge("bessel", "cpu", "tiny", shards, out, defn, prov, tune_params=SMALL, shard_provenance=provs)
+    doc = json.loads(gzip.decompress(out.read_bytes()))
+    assert list(doc["cache"]) == keys and doc["tune_params"] == SMALL
+    p = json.loads(prov.read_text())
+    assert p["configurations"] == 4 and p["size"] == "tiny" and p["iterations"] == 2
+    assert p["host"]["cpu_count"] == os.cpu_count() and p["software"]["kernel_tuner"] == "1.5.0"
+    assert "g++" in p["compiler"]["version"] and "-O3" in p["compiler"]["flags"] and len(p["shards"]) == 3
+    definition = read_definition(defn)
+    assert definition.parameters == SMALL and definition.constraints == spec.constraints("cpu")
+    space = import_space(out, kernel="bessel", device="host-cpu", fmt="kt_cache", definition=defn,
+                         objectives=run.OBJECTIVE_FIELDS)
+    assert [o.name for o in space.objectives] == ["time", "memory", "mre", "nrmse", "nmae"]
+    assert len(space.table) == 4
+    # a missing or a duplicated shard is an error naming the file
+    with pytest.raises(run.SweepError, match="2 missing"):
+        run.merge("bessel", "cpu", "tiny", shards[:2], out, defn, prov, tune_params=SMALL)
+    with pytest.raises(run.SweepError, match="also in another shard"):
+        run.merge("bessel", "cpu", "tiny", [*shards, shards[0]], out, defn, prov, tune_params=SMALL)
+
+
+def test_shard_refuses_a_cache_of_another_shard(tmp_path):
+    cache = tmp_path / "c.json"
+    run.sweep_shard("bessel", "cpu", "tiny", cache, shard=(0, 3), iterations=1, tune_params=SMALL)
+    with pytest.raises(run.SweepError, match="outside shard"):
+        run.sweep_shard("bessel", "cpu", "tiny", cache, shard=(1, 3), iterations=1, tune_params=SMALL)
+    with pytest.raises(run.SweepError, match="sub-list"):
+        run.resolve_tune_params(harness.load_spec("bessel"), "cpu", {"kmax": [9]})
+    with pytest.raises(run.SweepError, match="i/n"):
+        run.parse_shard("1-3")
+
+
+def test_cuda_arguments_and_observer_without_a_gpu():
+    spec = harness.load_spec("bessel")
+    args = run._tunable_arguments(spec, harness.make_inputs("bessel"), "tiny")
+    assert args[0]["bfloat16"].dtype.name == "bfloat16" and args[0]["half"].dtype == np.float16
+    assert args[2] == np.int32(2048)
+    ref = harness.reference_outputs("bessel")["y"]
+    observers = {m: run.make_error_observer(None, m) for m in ("mre", "nrmse", "nmae")}
+    out16 = ref.astype(np.float16)
+    for m, obs in observers.items():
+        obs.process_output([None, ref, None], [None, out16, None])
+        assert obs.get_results()[m] == pytest.approx(harness.error_metrics(out16.astype(float), ref)[m])
+    c_obs = run.make_error_observer(["bfloat16"], "mre")
+    c_obs.process_output([ref], [encode(ref, "bfloat16", for_c=True)])
+    assert 1e-4 < c_obs.get_results()["mre"] < 4e-3
+    defines = harness.cuda_defines(spec, {"block_size_x": 128, "elems_per_thread": 4, "kmax": 8, "T_x": "half",
+                                          "T_y": "half", "T_sum": "half", "T_term": "half"})
+    assert defines["grid_size_x"] == 16777216 // 512 and defines["block_size_y"] == 1
+
+
+def _config(tmp_path, sweeps):
+    doc = yaml.safe_load((REPO / "config/test.yaml").read_text())
+    doc["sweeps"] = sweeps
+    return doc
+
+
+@pytest.mark.parametrize("sweep,field,words", [
+    ({"kernel": "nosuch", "target": "cpu", "device": "h"}, "sweeps[0].kernel", "unknown kernel"),
+    ({"kernel": "bessel", "target": "cpu", "device": "h", "size": "huge"}, "sweeps[0].size", "unknown size"),
+    ({"kernel": "bessel", "target": "cpu", "device": "h", "tune_params": {"kmax": [3]}}, "sweeps[0].tune_params",
+     "sub-list"),
+    ({"kernel": "bessel", "target": "gpu", "device": "h"}, "sweeps[0].target", "is not one of"),
+    ({"kernel": "bessel", "target": "cpu", "device": "A100"}, None, None),
+])
+def test_config_checks_sweeps(tmp_path, sweep, field, words):
+    doc = _config(tmp_path, [sweep])
+    if field is None:  # kernel "bessel" on device A100 is not yet a space: accepted, size defaulted
+        study_config.validate(doc)
+        assert doc["sweeps"][0]["size"] == "cpu" and doc["sweeps"][0]["shards"] == 1
+        return
+    with pytest.raises(ConfigError) as info:
+        study_config.validate(doc)
+    assert info.value.field == field and words in info.value.detail
+
+
+def test_sweep_space_entry():
+    entry = study_config.sweep_space({"kernel": "bessel", "device": "host"}, "out/results/sweeps/cpu/host/bessel")
+    assert entry["source"] == "out/results/sweeps/cpu/host/bessel/cache.json.gz"
+    assert entry["definition"].endswith("definition.yaml") and entry["format"] == "kt_cache"
+    assert entry["objectives"] == run.OBJECTIVE_FIELDS and entry["from_sweep"]

@@ -1,0 +1,72 @@
+# Sweeps: exhaustive Kernel Tuner measurements of a kernel of workflow/kernels/ on the host CPU
+# (C backend) or a CUDA GPU, split into resumable shards, merged into one Kernel Tuner cache.
+# A shard measures into a work file that outlives failed jobs (Snakemake deletes only declared
+# outputs), so rerunning the workflow after a crash continues where the shard stopped.
+
+
+def get_sweep(wildcards):
+    """The config entry of the sweep {target}/{device}/{kernel}."""
+    return SWEEPS[(wildcards.target, wildcards.device, wildcards.kernel)]
+
+
+def sweep_shard_files(wildcards, kind="json"):
+    """The shard outputs a merge needs."""
+    n = get_sweep(wildcards)["shards"]
+    base = sweep_dir(wildcards.target, wildcards.device, wildcards.kernel)
+    suffix = "json" if kind == "json" else "provenance.json"
+    return [f"{base}/shards/{i}-of-{n}.{suffix}" for i in range(n)]
+
+
+rule sweep_shard:
+    output:
+        cache=f"{RESULTS}/sweeps/{{target}}/{{device}}/{{kernel}}/shards/{{shard}}-of-{{shards}}.json",
+        provenance=f"{RESULTS}/sweeps/{{target}}/{{device}}/{{kernel}}/shards/{{shard}}-of-{{shards}}.provenance.json",
+    log:
+        f"{LOGS}/sweeps/{{target}}/{{device}}/{{kernel}}/shard-{{shard}}-of-{{shards}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/sweeps/{{target}}/{{device}}/{{kernel}}/shard-{{shard}}-of-{{shards}}.tsv"
+    wildcard_constraints:
+        target="cpu|cuda",
+        device=r"[A-Za-z0-9_.-]+",
+        kernel=r"[A-Za-z0-9_]+",
+        shard=r"\d+",
+        shards=r"\d+",
+    params:
+        work=lambda wc: f"{sweep_dir(wc.target, wc.device, wc.kernel)}/work/{wc.shard}-of-{wc.shards}.json",
+        size=lambda wc: get_sweep(wc)["size"],
+        iterations=lambda wc: get_sweep(wc)["iterations"],
+        tune_params=lambda wc: json_arg(get_sweep(wc)["tune_params"]),
+    conda:
+        ENV
+    shell:
+        "{CLI} sweep-shard --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
+        " --shard {wildcards.shard}/{wildcards.shards} --iterations {params.iterations}"
+        " --tune-params {params.tune_params} --cache {params.work:q} --provenance {output.provenance:q} 2> {log:q}"
+        " && cp {params.work:q} {output.cache:q}"
+
+
+rule sweep_merge:
+    input:
+        shards=sweep_shard_files,
+        provenance=lambda wc: sweep_shard_files(wc, "provenance"),
+    output:
+        cache=f"{RESULTS}/sweeps/{{target}}/{{device}}/{{kernel}}/cache.json.gz",
+        definition=f"{RESULTS}/sweeps/{{target}}/{{device}}/{{kernel}}/definition.yaml",
+        provenance=f"{RESULTS}/sweeps/{{target}}/{{device}}/{{kernel}}/provenance.json",
+    log:
+        f"{LOGS}/sweeps/{{target}}/{{device}}/{{kernel}}/merge.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/sweeps/{{target}}/{{device}}/{{kernel}}/merge.tsv"
+    wildcard_constraints:
+        target="cpu|cuda",
+        device=r"[A-Za-z0-9_.-]+",
+        kernel=r"[A-Za-z0-9_]+",
+    params:
+        size=lambda wc: get_sweep(wc)["size"],
+        tune_params=lambda wc: json_arg(get_sweep(wc)["tune_params"]),
+    conda:
+        ENV
+    shell:
+        "{CLI} sweep-merge --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
+        " --tune-params {params.tune_params} --shards {input.shards:q} --shard-provenance {input.provenance:q}"
+        " --cache {output.cache:q} --definition {output.definition:q} --provenance {output.provenance:q} 2> {log:q}"
