@@ -197,3 +197,11 @@ def test_sweep_space_entry():
     assert entry["source"] == "out/results/sweeps/cpu/host/bessel/cache.json.gz"
     assert entry["definition"].endswith("definition.yaml") and entry["format"] == "kt_cache"
     assert entry["objectives"] == run.OBJECTIVE_FIELDS and entry["from_sweep"]
+
+
+def test_slurm_profile_names_the_executor_and_real_rules():
+    profile = yaml.safe_load((REPO / "workflow/profiles/slurm/config.yaml").read_text())
+    assert profile["executor"] == "slurm" and profile["retries"] >= 1
+    rules = "".join(p.read_text() for p in (REPO / "workflow/rules").glob("*.smk"))
+    for rule in profile["set-resources"]:
+        assert f"rule {rule}:" in rules, rule
