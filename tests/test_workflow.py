@@ -41,9 +41,13 @@ def test_dry_run_full_config(tmp_path):
 
 def test_dry_run_tiny_config(tmp_path):
     jobs = planned_jobs("--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
-    runs = 2 * 4 + 1 * 4  # 2 spaces x 4 settings, and the 2 x 2 grid on the one training space
-    assert jobs == Counter(import_space=2, true_fronts=2, spaces_table=1, simulate=runs, indicators=2 + 1,
-                           hyperparameters=1, summary=1, study_tables=1, all=1)
+    # 2 imported spaces + the swept host-cpu/bessel (2 shards, 1 merge) x 4 settings, and the 2 x 2
+    # grid on the one training space
+    runs = 3 * 4 + 1 * 4
+    assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=3, true_fronts=3, spaces_table=1,
+                           simulate=runs, indicators=3 + 1, hyperparameters=1, summary=1, study_tables=1,
+                           figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
+                           all=1)
 
 
 def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
@@ -59,9 +63,14 @@ def test_tiny_config_runs_every_stage(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     root = tmp_path / ".test-output"
     table = pd.read_csv(root / "tables/spaces.csv")
-    assert table["space"].tolist() == ["A100/convolution", "A100/dedispersion"]
-    assert table["constrained_size"].tolist() == [4362, 11130]
-    assert table["failed_runtime"].tolist() == [155, 0]
+    assert table["space"].tolist() == ["A100/convolution", "A100/dedispersion", "host-cpu/bessel"]
+    assert table["constrained_size"].tolist() == [4362, 11130, 24]
+    assert table["failed_runtime"].tolist() == [155, 0, 0]
+    # the Bessel slice was swept here, through Kernel Tuner's C backend, into a space with five objectives
+    sweep = root / "results/sweeps/cpu/host-cpu/bessel"
+    assert json.loads((sweep / "provenance.json").read_text())["configurations"] == 24
+    bessel = table.iloc[2]
+    assert 0 < bessel["time_ms_min"] and bessel["memory_bytes_min"] == 2048 * 4 and bessel["mre_min"] < 1e-15
     assert (root / "tables/spaces.md").read_text().startswith("# Search spaces")
     fronts = json.loads((root / "results/spaces/A100/convolution/fronts.json").read_text())
     assert fronts["optimum"]["time"]["value"] == pytest.approx(table["time_ms_min"][0])
@@ -78,9 +87,9 @@ def test_tiny_config_runs_every_stage(tmp_path):
     assert set(curves["setting"]) == {"rs", "nsga2", "nsga2_unaware", "ga_aware"}
     assert (curves["k"].max(), curves["n_runs"].min()) == (20, 3)
     t2 = pd.read_csv(root / "tables/improvement_over_rs.csv")
-    assert set(t2["setting"]) == {"nsga2", "nsga2_unaware", "ga_aware"} and (t2["n"] == 2).all()
+    assert set(t2["setting"]) == {"nsga2", "nsga2_unaware", "ga_aware"} and (t2["n"] == 3).all()
     speed = pd.read_csv(root / "tables/speedup_to_rs.csv")
-    assert set(speed["kernel"]) == {"convolution", "dedispersion"} and speed["status"].notna().all()
+    assert set(speed["kernel"]) == {"convolution", "dedispersion", "bessel"} and speed["status"].notna().all()
     assert (root / "tables/aware_over_unaware.md").read_text().startswith("# Constraint-aware")
     for log in ("runs/A100/dedispersion/time/nsga2/b20.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log",
                 "indicators/A100/dedispersion/time/comparison.log", "summary/summary.log", "tables/study.log",
