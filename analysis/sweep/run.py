@@ -230,6 +230,10 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
     def restriction(p):
         return config_key(p, names) in keys
 
+    # Kernel Tuner re-reads a restriction's source to find lambdas in it; without a source file it
+    # takes the function as it is (editing this file during a sweep would otherwise confuse it)
+    restriction.__code__ = restriction.__code__.replace(co_filename="<sweep restriction>")
+
     observers = _observers(target, out_types)
     metrics: dict[str, Any] = {"memory": lambda p: spec.memory_bytes(p, size_name)}
     if any(type(o).__name__ == "NVMLObserver" for o in observers):
