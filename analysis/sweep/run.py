@@ -243,6 +243,7 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
         iterations=iterations, strategy="brute_force", quiet=True, verbose=False,
     )
     if target == "cpu":
+        _pin_openmp_runtime()
         source, name = timed_cpu_source(spec), f"tsb_timed_{spec.function}"
         opts.update(lang="C", compiler=harness.CXX, compiler_options=[*harness.cxx_flags(), f"-I{spec.folder}"])
     else:
@@ -415,3 +416,19 @@ def publish(cache: str | Path, definition: str | Path, provenance: str | Path, *
                     source="measured by this suite (analysis.sweep, `python -m analysis.cli sweep-publish`)",
                     licence="same as this repository", citation="this repository (see README, Citation)")
     return dest
+
+
+def _pin_openmp_runtime() -> None:
+    """Keep libgomp loaded for the life of the process.
+
+    Kernel Tuner's C backend unloads each configuration's library after measuring it. When
+    that library was the only user of libgomp, the OpenMP runtime is unmapped while its
+    worker threads (started by a configuration with threads > 1) are still spinning in it,
+    and the process dies with SIGSEGV at a later configuration. One process-wide reference
+    keeps the runtime mapped.
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("gomp") or "libgomp.so.1"
+    ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
