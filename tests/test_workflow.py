@@ -36,7 +36,7 @@ def test_dry_run_full_config(tmp_path):
     jobs = planned_jobs(cwd=tmp_path)
     runs = 12 * 5 * 4  # spaces x settings x budgets; no training kernel among the spaces, so no grid
     assert jobs == Counter(import_space=12, true_fronts=12, spaces_table=1, simulate=runs, indicators=12,
-                           summary=1, study_tables=1, all=1)
+                           summary=1, study_tables=1, figure_anytime=12, figure_anytime_grid=1, all=1)
 
 
 def test_dry_run_tiny_config(tmp_path):
