@@ -72,7 +72,7 @@ def test_killed_sweep_resumes_without_losing_or_remeasuring(tmp_path):
     spec = harness.load_spec("bessel")
     keys = [run.config_key(c, list(SLICE)) for c in spec.valid_configs("cpu", SLICE)]
     assert len(keys) == 12
-    proc = subprocess.Popen(shard_cmd(cache, prov, SLICE), cwd=REPO, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(shard_cmd(cache, prov, SLICE), cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
@@ -87,7 +87,7 @@ def test_killed_sweep_resumes_without_losing_or_remeasuring(tmp_path):
         fh.write('\n"24,4,double,half,float,float": {"kmax": 24, "elems_per')
     before = cachefile.read(cachefile.repair(cache) and cache)["cache"]
     assert 3 <= len(before) < 12
-    out = subprocess.run(shard_cmd(cache, prov, SLICE), cwd=REPO, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(shard_cmd(cache, prov, SLICE), cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     lines = entry_lines(cache)
     assert sorted(lines) == sorted(keys)  # every configuration, each exactly once
@@ -205,3 +205,27 @@ def test_slurm_profile_names_the_executor_and_real_rules():
     rules = "".join(p.read_text() for p in (REPO / "workflow/rules").glob("*.smk"))
     for rule in profile["set-resources"]:
         assert f"rule {rule}:" in rules, rule
+
+
+def test_cuda_sweep_hands_kernel_tuner_the_cuda_setup(tmp_path, monkeypatch):
+    import kernel_tuner
+
+    calls = []
+
+    def fake_tune_kernel(name, source, problem_size, args, params, **opts):
+        calls.append((name, source, problem_size, args, params, opts))
+        return [], {"device_name": "fake"}
+
+    monkeypatch.setattr(kernel_tuner, "tune_kernel", fake_tune_kernel)
+    tp = {"block_size_x": [128], "elems_per_thread": [2], "kmax": [8], "T_x": ["half"], "T_y": ["bfloat16"],
+          "T_sum": ["float"], "T_term": ["float"]}
+    with pytest.raises(run.SweepError, match="1 configuration"):  # nothing measured: the fake ran nothing
+        run.sweep_shard("bessel", "cuda", "tiny", tmp_path / "c.json", tune_params=tp)
+    (name, source, problem_size, args, params, opts), = calls
+    assert name == "bessel_i0" and source.endswith("kernel.cu") and problem_size == [2048]
+    assert opts["lang"] == "CUDA" and opts["grid_div_x"] == ["block_size_x", "elems_per_thread"]
+    assert "-std=c++17" in opts["compiler_options"] and opts["cache"].endswith("c.json")
+    assert {type(o).__name__ for o in opts["observers"]} >= {"ErrorObserver"}
+    assert opts["metrics"]["memory"]({"T_x": "half", "T_y": "bfloat16"}) == 2048 * 4
+    assert args[0].param_key == "T_x" and args[1]["bfloat16"].dtype.name == "bfloat16"
+    assert opts["restrictions"][0](dict(zip(params, [128, 2, 8, "half", "bfloat16", "float", "float"])))
