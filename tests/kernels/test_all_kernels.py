@@ -8,6 +8,9 @@ its cuda space (sm_80 and sm_90 in one call per configuration).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -67,5 +70,6 @@ def test_cpu_port_covering_sample_is_finite(kernel):
 @pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH: CUDA versions not compiled")
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_cuda_covering_sample_compiles(kernel):
-    for config in harness.covering_sample(kernel, "cuda"):
-        harness.nvcc_compile(kernel, config)
+    configs = harness.covering_sample(kernel, "cuda")
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # one nvcc call per configuration
+        list(pool.map(lambda c: harness.nvcc_compile(kernel, c), configs))
