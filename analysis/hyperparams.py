@@ -16,6 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any, Mapping
 
+import moocore
 import numpy as np
 import pandas as pd
 
@@ -47,16 +48,6 @@ def expand(grids: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
                 "grid_options": options, "objective_set": spec["objective_set"],
             }
     return settings
-
-
-def pareto_2d(y1: np.ndarray, y2: np.ndarray) -> np.ndarray:
-    """Boolean mask of the points not dominated on (y1, y2), both minimised; equal points all kept."""
-    pts = np.column_stack([y1, y2])
-    mask = np.ones(len(pts), dtype=bool)
-    for i, p in enumerate(pts):
-        dominated = np.all(pts <= p, axis=1) & np.any(pts < p, axis=1)
-        mask[i] = not dominated.any()
-    return mask
 
 
 def pick_middle(front: pd.DataFrame, coin_seed: int) -> tuple[int, str]:
@@ -91,7 +82,8 @@ def select(final: pd.DataFrame, settings: Mapping[str, Mapping[str, Any]], seed:
     grid_rows, picks = [], []
     for (grid, budget), part in y.groupby(["grid", "budget"], sort=True):
         part = part.copy()
-        part["on_front"] = pareto_2d(part["y1"].to_numpy(), part["y2"].to_numpy())
+        # equal (y1, y2) points are all kept, as in the spaces' true fronts
+        part["on_front"] = moocore.is_nondominated(part[["y1", "y2"]].to_numpy(dtype=float), keep_weakly=True)
         front = part[part["on_front"]].sort_values(["y1", "y2", "setting"]).reset_index(drop=True)
         coin_seed = derive_seed(purpose="hyperparameter coin", grid=grid, budget=int(budget), seed=seed)
         idx, coin = pick_middle(front, coin_seed)
