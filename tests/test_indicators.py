@@ -14,7 +14,7 @@ from analysis.indicators.igd import igd_plus, igd_plus_curve
 from analysis.indicators.runs import HV_REFERENCE, NormalisedFront, load_front, run_indicators
 from analysis.spaces.fronts import compute_fronts
 from analysis.spaces.importers import import_space
-from analysis.spaces.pareto import true_front
+from analysis.spaces.pareto import Front, true_front
 from conftest import HUB
 
 
@@ -50,8 +50,10 @@ def test_prefix_igd_plus_equals_moocore_and_pymoo(m, r):
 
 
 def _front(points, ideal, nadir):
-    return NormalisedFront("s", ("a", "b"), np.asarray(ideal, float), np.asarray(nadir, float), np.ones(2),
-                           np.asarray(points, float))
+    points = np.asarray(points, float)
+    front = Front("s", ("a", "b"), points, np.asarray(ideal, float), np.asarray(nadir, float), ("min", "min"),
+                  np.arange(len(points)), excluded_failed=0, excluded_nonfinite=0)
+    return NormalisedFront(front, points)
 
 
 def _trace(rows):

@@ -26,6 +26,7 @@ import pandas as pd
 from analysis.errors import InputError
 from analysis.indicators.igd import igd_plus_curve
 from analysis.io import write_parquet
+from analysis.spaces.pareto import Front
 
 log = logging.getLogger(__name__)
 
@@ -34,23 +35,19 @@ HV_REFERENCE = 1.1  # in every normalised objective
 
 @dataclass(frozen=True)
 class NormalisedFront:
-    """Z of one space and objective set, with the normalisation it defines."""
+    """Z of one space and objective set: the stored front (which defines the normalisation) and
+    its points normalised."""
 
-    objective_set: str
-    objectives: tuple[str, ...]
-    ideal: np.ndarray
-    nadir: np.ndarray
-    sign: np.ndarray
+    front: Front
     points: np.ndarray  # normalised, unique
 
     @property
-    def scale(self) -> np.ndarray:
-        span = np.abs(self.nadir - self.ideal)
-        return np.where(span > 0, span, 1.0)
+    def objectives(self) -> tuple[str, ...]:
+        return self.front.objectives
 
     def normalise(self, values: np.ndarray) -> np.ndarray:
         """Minimisation-form normalised values; rows stay as given (NaN stays NaN)."""
-        return self.sign * (np.asarray(values, dtype=float) - self.ideal) / self.scale
+        return self.front.normalise(values)
 
 
 def load_front(space_meta: str | Path, fronts_parquet: str | Path, fronts_json: str | Path,
@@ -68,14 +65,14 @@ def load_front(space_meta: str | Path, fronts_parquet: str | Path, fronts_json: 
     table = pd.read_parquet(fronts_parquet)
     rows = table[table["objective_set"] == objective_set]
     values = rows[[columns[o] for o in objectives]].to_numpy(dtype=float)
-    sign = np.array([1.0 if d == "min" else -1.0 for d in s["directions"]])
-    front = NormalisedFront(objective_set, objectives, np.array(s["ideal"], dtype=float),
-                            np.array(s["nadir"], dtype=float), sign, np.empty((0, len(objectives))))
+    front = Front(objective_set, objectives, np.unique(values, axis=0), np.array(s["ideal"], dtype=float),
+                  np.array(s["nadir"], dtype=float), tuple(s["directions"]), rows["row"].to_numpy(),
+                  excluded_failed=s["excluded"]["failed"], excluded_nonfinite=s["excluded"]["nonfinite"])
     points = np.unique(front.normalise(values), axis=0)
     if len(points) != s["size"]:
         raise InputError(fronts_parquet, f"{len(points)} distinct front vectors for '{objective_set}', "
                          f"but {fronts_json} says {s['size']}", field="objective_set")
-    return NormalisedFront(front.objective_set, objectives, front.ideal, front.nadir, sign, points)
+    return NormalisedFront(front, points)
 
 
 def run_indicators(trace: pd.DataFrame, front: NormalisedFront, budget: int) -> tuple[pd.DataFrame, dict]:
