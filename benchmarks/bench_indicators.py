@@ -13,7 +13,6 @@ Run: python benchmarks/bench_indicators.py [--results results]
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import moocore
@@ -21,21 +20,13 @@ import numpy as np
 import pandas as pd
 
 from analysis.indicators.igd import igd_plus_curve
+from bench_fronts import best_of  # this folder is on sys.path when a benchmark runs as a script
 
 
 def stage_seconds(results: Path, stage: str) -> tuple[float, int]:
     """Sum of the `s` column of every benchmark file of a stage, and how many there are."""
     files = sorted((results / "benchmarks" / stage).rglob("*.tsv"))
     return sum(float(pd.read_csv(f, sep="\t")["s"].iloc[0]) for f in files), len(files)
-
-
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:
