@@ -174,9 +174,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--md", required=True)
     s.set_defaults(func=_spaces_table)
 
+    from analysis.figures.cli import add_commands as add_figure_commands
     from analysis.sweep.commands import add_commands as add_sweep_commands
 
     add_sweep_commands(sub)
+    add_figure_commands(sub)
     return p
 
 
@@ -184,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; bad input ends with its message and exit status 2."""
     args = parser().parse_args(argv)
     logs.configure(args.log)
+    logging.getLogger("fontTools").setLevel(logging.WARNING)  # its PDF font subsetting logs every glyph at INFO
     try:
         args.func(args)
     except InputError as exc:

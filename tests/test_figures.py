@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis.figures import anytime, constraint_aware, hyperparameters, style, tradeoff
-from analysis.figures.cli import main
+from analysis.cli import main
 from analysis.objectives import OBJECTIVES
 from analysis.spaces.space import Space
 

@@ -1,4 +1,4 @@
-"""Figure commands called by the rules: `main(argv)` with one sub-command per figure family.
+"""Figure sub-commands of `python -m analysis.cli`, one per figure family (`add_commands`).
 
 This is the only figures module that reads files: it checks each input's columns (errors name the
 file and the column) and hands DataFrames to the figure functions.
@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from pathlib import Path
 
 import pandas as pd
 
-from analysis import logs
 from analysis.errors import InputError
 from analysis.figures.contracts import CURVES_COLUMNS, GRID_COLUMNS, SCORES_COLUMNS, require
 
@@ -110,12 +108,8 @@ def _outputs(s: argparse.ArgumentParser) -> None:
     s.add_argument("--png", required=True, help="output PNG (200 dpi)")
 
 
-def parser() -> argparse.ArgumentParser:
-    """The argument parser with one sub-command per figure family."""
-    p = argparse.ArgumentParser(prog="python -m analysis.figures.cli", description=__doc__.splitlines()[0])
-    p.add_argument("--log", help="also write the log to this file")
-    sub = p.add_subparsers(dest="command", required=True)
-
+def add_commands(sub) -> None:
+    """Register the figure sub-commands on the CLI's sub-parser set."""
     s = sub.add_parser("figure-hyperparameters", help="hyperparameter fronts (y1 vs y2) per algorithm and budget")
     s.add_argument("--grid", required=True, help=f"CSV with columns {', '.join(GRID_COLUMNS)}")
     _outputs(s)
@@ -146,21 +140,3 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--scores", required=True, help=f"CSV with columns {', '.join(SCORES_COLUMNS)}")
     _outputs(s)
     s.set_defaults(func=_constraint_aware)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run one figure command; bad input ends with its message and exit status 2."""
-    args = parser().parse_args(argv)
-    logs.configure(args.log)
-    logging.getLogger("fontTools").setLevel(logging.WARNING)  # its PDF font subsetting logs every glyph at INFO
-    try:
-        args.func(args)
-    except InputError as exc:
-        log.error("%s", exc)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,6 @@
 # Figures: one rule per figure family, each writing a PDF and a 200-dpi PNG in the shared style.
 # Inputs come from the summary and hyperparameter stages and from the space store.
 TRADEOFF_ERROR = "mre"  # the error objective of the trade-off clouds (one of mre, nrmse, nmae)
-# The figure commands live in analysis.figures.cli (main(argv)); same interpreter and PYTHONPATH as CLI.
-FIGURES_CLI = CLI.removesuffix("-m analysis.cli") + "-m analysis.figures.cli"
 
 
 def mixed_precision_spaces():
@@ -38,7 +36,7 @@ rule figure_hyperparameters:
     conda:
         ENV
     shell:
-        "{FIGURES_CLI} figure-hyperparameters --grid {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+        "{CLI} figure-hyperparameters --grid {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 rule figure_anytime:
@@ -53,7 +51,7 @@ rule figure_anytime:
     conda:
         ENV
     shell:
-        "{FIGURES_CLI} figure-anytime --curves {input:q} --device {wildcards.device} --kernel {wildcards.kernel}"
+        "{CLI} figure-anytime --curves {input:q} --device {wildcards.device} --kernel {wildcards.kernel}"
         " --objective-set {wildcards.objective_set} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
@@ -69,7 +67,7 @@ rule figure_anytime_grid:
     conda:
         ENV
     shell:
-        "{FIGURES_CLI} figure-anytime-grid --curves {input:q} --objective-set {wildcards.objective_set}"
+        "{CLI} figure-anytime-grid --curves {input:q} --objective-set {wildcards.objective_set}"
         " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
@@ -88,5 +86,5 @@ rule figure_tradeoff:
     conda:
         ENV
     shell:
-        "{FIGURES_CLI} figure-tradeoff --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
+        "{CLI} figure-tradeoff --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --error {wildcards.error} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
