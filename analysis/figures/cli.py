@@ -9,17 +9,21 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from analysis.errors import InputError
 from analysis.figures.contracts import CURVES_COLUMNS, GRID_COLUMNS, SCORES_COLUMNS, require
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("analysis.figures")
 
 
 def read_table(path: str | Path, columns: tuple[str, ...]) -> pd.DataFrame:
     """A CSV or Parquet input with its required columns checked."""
+    import pandas as pd
+
     p = Path(path)
     try:
         df = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Iterable
 
 from analysis.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 GRID_COLUMNS = ("algorithm", "budget", "setting", "popsize", "mutation_prob", "y1", "y2", "on_front", "picked")
 CURVES_COLUMNS = ("device", "kernel", "objective_set", "setting", "algorithm", "budget", "k",
