@@ -128,11 +128,6 @@ def grid_cells():
     ]
 
 
-def run_files():
-    """Every simulated-run file of the study."""
-    return [f"{RESULTS}/runs/{d}/{k}/{o}/{s}/b{b}.parquet" for d, k, o, s, b in comparison_cells() + grid_cells()]
-
-
 GROUP_CELLS = {"comparison": comparison_cells, "grid": grid_cells}
 
 
