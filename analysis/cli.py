@@ -69,6 +69,36 @@ def _tables(a: argparse.Namespace) -> None:
     tables.run(a.final, a.runs, json.loads(a.settings), boot, a.out_dir, a.names)
 
 
+def _ca_settings(a: argparse.Namespace):
+    from analysis.methodology import ScoreSettings
+
+    return ScoreSettings.from_config(json.loads(a.settings))
+
+
+def _ca_run(a: argparse.Namespace) -> None:
+    from analysis import constraint_aware
+
+    constraint_aware.run(a.space_parquet, a.space_meta, json.loads(a.threshold), a.name, a.algorithm,
+                         json.loads(a.options), a.aware == "true", a.repetitions, _ca_settings(a),
+                         a.proposal_cap, a.out, a.budget_out)
+
+
+def _ca_score(a: argparse.Namespace) -> None:
+    from analysis import constraint_aware
+
+    names = json.loads(a.strategies)
+    if len(names) != len(a.runs):
+        raise SystemExit("ca-score: --strategies and --runs need the same number of entries")
+    constraint_aware.score(a.space_parquet, a.space_meta, json.loads(a.threshold), names,
+                           dict(zip(names, a.runs)), _ca_settings(a), a.scores, a.curves)
+
+
+def _ca_tables(a: argparse.Namespace) -> None:
+    from analysis import constraint_aware
+
+    constraint_aware.tables(a.scores, a.curves, a.out_dir, a.curves_out, a.bootstrap_resamples, a.bootstrap_seed)
+
+
 def _algorithms(a: argparse.Namespace) -> None:
     from analysis.simulate import options_markdown
 
@@ -85,6 +115,11 @@ def _spaces_table(a: argparse.Namespace) -> None:
     write_csv(df, a.csv)
     write_text(to_markdown(df, "Search spaces", COLUMN_DOCS), a.md)
     log.info("spaces table: %d spaces -> %s, %s", len(df), a.csv, a.md)
+
+
+def _space_args(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--space-parquet", required=True)
+    s.add_argument("--space-meta", required=True)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -173,6 +208,40 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.set_defaults(func=_spaces_table)
+
+    s = sub.add_parser("ca-run", help="constraint-aware study: all runs of one strategy (aware or not) on one space")
+    _space_args(s)
+    s.add_argument("--threshold", default="null", help="JSON {tau, error, beta} or null (tune on time)")
+    s.add_argument("--name", required=True, help="strategy name, e.g. ga_aware")
+    s.add_argument("--algorithm", required=True)
+    s.add_argument("--options", default="{}", help="JSON strategy options (without constraint_aware)")
+    s.add_argument("--aware", required=True, choices=["true", "false"])
+    s.add_argument("--repetitions", type=int, required=True)
+    s.add_argument("--settings", default="{}", help="JSON methodology settings (cutoff_percentile, ...)")
+    s.add_argument("--proposal-cap", type=float, default=10.0)
+    s.add_argument("--out", required=True)
+    s.add_argument("--budget-out", required=True)
+    s.set_defaults(func=_ca_run)
+
+    s = sub.add_parser("ca-score", help="constraint-aware study: methodology scores of every strategy on one space")
+    _space_args(s)
+    s.add_argument("--threshold", default="null")
+    s.add_argument("--strategies", required=True,
+                   help="JSON {name: {algorithm, constraint_aware}}, in the order of --runs")
+    s.add_argument("--runs", nargs="+", required=True)
+    s.add_argument("--settings", default="{}")
+    s.add_argument("--scores", required=True)
+    s.add_argument("--curves", required=True)
+    s.set_defaults(func=_ca_score)
+
+    s = sub.add_parser("ca-tables", help="constraint-aware study: score and gain tables over all spaces")
+    s.add_argument("--scores", nargs="+", required=True)
+    s.add_argument("--curves", nargs="+", required=True)
+    s.add_argument("--out-dir", required=True)
+    s.add_argument("--curves-out", required=True)
+    s.add_argument("--bootstrap-resamples", type=int, default=10000)
+    s.add_argument("--bootstrap-seed", type=int, default=0)
+    s.set_defaults(func=_ca_tables)
 
     from analysis.figures.cli import add_commands as add_figure_commands
     from analysis.sweep.commands import add_commands as add_sweep_commands

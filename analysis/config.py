@@ -73,7 +73,34 @@ def validate(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
         seen.add(key)
     _check_simulation(config, source)
     _check_sweeps(config, source)
+    _check_constraint_aware(config, source)
     return config
+
+
+def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
+    """Study spaces exist; strategy options are known and leave constraint_aware to the study."""
+    from analysis.simulate.registry import resolve_options
+
+    ca = config["constraint_aware"]
+    known = {f"{s['device']}/{s['kernel']}" for s in config["spaces"]}
+    known |= {f"{s['device']}/{s['kernel']}" for s in config["sweeps"] if s.get("space", True)}
+    for i, name in enumerate(ca["spaces"] or []):
+        if name not in known:
+            raise ConfigError(source, f"unknown space '{name}' (defined: {', '.join(sorted(known))})",
+                              field=f"constraint_aware.spaces[{i}]")
+    for name, strategy in ca["strategies"].items():
+        strategy.setdefault("options", {})
+        if "constraint_aware" in strategy["options"]:
+            raise ConfigError(source, "constraint_aware is set by the study (every strategy runs both ways)",
+                              field=f"constraint_aware.strategies.{name}.options.constraint_aware")
+        try:
+            resolve_options(strategy["algorithm"], strategy["options"])
+        except (KeyError, ValueError) as exc:
+            raise ConfigError(source, str(exc.args[0] if exc.args else exc),
+                              field=f"constraint_aware.strategies.{name}.options") from None
+    for kernel, threshold in ca["thresholds"].items():
+        threshold.setdefault("error", "mre")
+        threshold.setdefault("beta", 1.0)
 
 
 def _check_simulation(config: dict[str, Any], source: str) -> None:

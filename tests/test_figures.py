@@ -104,8 +104,8 @@ def scores_frame() -> pd.DataFrame:
     for a in ("genetic_algorithm", "pso", "diff_evo", "firefly_algorithm"):
         for aware in (True, False):
             rows.append(pd.DataFrame({"space": "A100/convolution", "algorithm": a, "constraint_aware": aware,
-                                      "time_fraction": t, "score_mean": (0.6 if aware else 0.3) * (1 - np.exp(-3 * t)),
-                                      "score_std": 0.05}))
+                                      "time_fraction": t, "score": (0.6 if aware else 0.3) * (1 - np.exp(-3 * t)),
+                                      "score_lower": -0.05, "score_upper": 0.05}))
     return pd.concat(rows, ignore_index=True)
 
 
@@ -206,14 +206,36 @@ def test_tradeoff_cli_rejects_a_space_without_error_objectives(tmp_path):
     assert not (tmp_path / "t.pdf").exists() and not (tmp_path / "t.png").exists()
 
 
+def space_scores_frame() -> pd.DataFrame:
+    rows = []
+    for i, (space, density) in enumerate([("A100/convolution", 0.43), ("A100/dedispersion", 0.5), ("cpu/bessel", 0.75)]):
+        for a in ("genetic_algorithm", "pso"):
+            rows.append({"space": space, "algorithm": a, "density": density, "score_aware": 0.5 + 0.1 * i,
+                         "score_unaware": 0.1 * i - 0.2, "gain": 0.7})
+    return pd.DataFrame(rows)
+
+
 def test_constraint_aware_figure(tmp_path):
     constraint_aware.plot(scores_frame(), tmp_path / "c.pdf", tmp_path / "c.png")
     assert_figure(tmp_path / "c.pdf", tmp_path / "c.png")
 
 
+def test_constraint_aware_spaces_figure(tmp_path):
+    constraint_aware.plot_spaces(space_scores_frame(), tmp_path / "s.pdf", tmp_path / "s.png")
+    assert_figure(tmp_path / "s.pdf", tmp_path / "s.png")
+
+
+def test_constraint_aware_spaces_rejects_a_density_outside_0_1():
+    frame = space_scores_frame()
+    frame.loc[0, "density"] = 43.0  # a percentage where a fraction belongs
+    with pytest.raises(ValueError, match="density"):
+        constraint_aware.check_space_scores(frame)
+
+
 @pytest.mark.parametrize("command, flag, frame, drop, name", [
     ("figure-hyperparameters", "--grid", grid_frame, "y2", "grid.csv"),
-    ("figure-constraint-aware", "--scores", scores_frame, "score_std", "scores.csv"),
+    ("figure-constraint-aware", "--scores", scores_frame, "score_upper", "scores.csv"),
+    ("figure-constraint-aware-spaces", "--scores", space_scores_frame, "density", "space_scores.csv"),
     ("figure-anytime-grid", "--curves", curves_frame, "igd_q3", "curves.parquet"),
 ])
 def test_cli_names_the_file_and_the_missing_column(tmp_path, command, flag, frame, drop, name):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis.errors import InputError
-from analysis.figures.contracts import CURVES_COLUMNS, GRID_COLUMNS, SCORES_COLUMNS, require
+from analysis.figures.contracts import CURVES_COLUMNS, GRID_COLUMNS, SCORES_COLUMNS, SPACE_SCORES_COLUMNS, require
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,6 +107,17 @@ def _constraint_aware(a: argparse.Namespace) -> None:
     log.info("constraint-aware scores -> %s, %s", a.pdf, a.png)
 
 
+def _constraint_aware_spaces(a: argparse.Namespace) -> None:
+    from analysis.figures import constraint_aware
+
+    frame = read_table(a.scores, SPACE_SCORES_COLUMNS)
+    try:
+        constraint_aware.plot_spaces(constraint_aware.check_space_scores(frame, a.scores), a.pdf, a.png)
+    except ValueError as exc:
+        raise _as_input_error(a.scores, exc) from None
+    log.info("constraint-aware per-space scores -> %s, %s", a.pdf, a.png)
+
+
 def _outputs(s: argparse.ArgumentParser) -> None:
     s.add_argument("--pdf", required=True, help="output PDF")
     s.add_argument("--png", required=True, help="output PNG (200 dpi)")
@@ -141,6 +152,12 @@ def add_commands(sub) -> None:
     s.set_defaults(func=_tradeoff)
 
     s = sub.add_parser("figure-constraint-aware", help="performance score over time, with and without constraint awareness")
-    s.add_argument("--scores", required=True, help=f"CSV with columns {', '.join(SCORES_COLUMNS)}")
+    s.add_argument("--scores", required=True, help=f"Parquet/CSV with columns {', '.join(SCORES_COLUMNS)}")
     _outputs(s)
     s.set_defaults(func=_constraint_aware)
+
+    s = sub.add_parser("figure-constraint-aware-spaces",
+                       help="score per space with and without constraint awareness, and the gain vs density")
+    s.add_argument("--scores", required=True, help=f"CSV with columns {', '.join(SPACE_SCORES_COLUMNS)}")
+    _outputs(s)
+    s.set_defaults(func=_constraint_aware_spaces)

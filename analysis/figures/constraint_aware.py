@@ -1,19 +1,21 @@
-"""Constraint-aware study (Willemsen et al. Figs 3-4): performance score over time, with and without constraint awareness."""
+"""Constraint-aware study (seed 001 Figs 4-5): score over time and per space, with and without awareness."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FormatStrFormatter
 
 from analysis.figures import style
-from analysis.figures.contracts import SCORES_COLUMNS, as_bool, require
+from analysis.figures.contracts import SCORES_COLUMNS, SPACE_SCORES_COLUMNS, as_bool, require
 
 
 def check_scores(scores: pd.DataFrame, source: str | None = None) -> pd.DataFrame:
-    """The scores with a boolean `constraint_aware`, checked: one row per (space, algorithm, awareness, time)."""
+    """The curves with a boolean `constraint_aware`, checked: one row per (space, algorithm, awareness, time)."""
     require(scores, SCORES_COLUMNS, source)
     scores = scores.copy()
     scores["constraint_aware"] = as_bool(scores["constraint_aware"], source, "constraint_aware")
@@ -28,17 +30,21 @@ def check_scores(scores: pd.DataFrame, source: str | None = None) -> pd.DataFram
     return scores
 
 
+def _algorithms(frame: pd.DataFrame) -> list[str]:
+    return [a for a in style.COLOURS if a in set(frame["algorithm"])]
+
+
 def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
     """One panel per algorithm: score vs fraction of the time budget, solid aware, dashed unaware.
 
-    One space: the band is ± one standard deviation over runs. Several: the lines are the mean over
-    spaces (each weighted equally) and no band is drawn.
+    One space: the band is the package's 95 % prediction interval. Several: the lines are the
+    mean over spaces (each weighted equally, the package's aggregate) and no band is drawn.
     """
     scores = check_scores(scores)
     spaces = sorted(scores["space"].unique())
-    algorithms = [a for a in style.COLOURS if a in set(scores["algorithm"])]
+    algorithms = _algorithms(scores)
     mean = (scores.groupby(["algorithm", "constraint_aware", "time_fraction"], as_index=False)
-            [["score_mean", "score_std"]].mean())
+            [["score", "score_lower", "score_upper"]].mean())
     ncols = min(2, len(algorithms))
     nrows = math.ceil(len(algorithms) / ncols)
     with style.context():
@@ -51,9 +57,8 @@ def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
                     continue
                 c = style.colour(a)
                 if len(spaces) == 1:
-                    ax.fill_between(g["time_fraction"], g["score_mean"] - g["score_std"],
-                                    g["score_mean"] + g["score_std"], color=c, alpha=0.12, lw=0)
-                ax.plot(g["time_fraction"], g["score_mean"], color=c, ls=style.linestyle(a, aware))
+                    ax.fill_between(g["time_fraction"], g["score_lower"], g["score_upper"], color=c, alpha=0.12, lw=0)
+                ax.plot(g["time_fraction"], g["score"], color=c, ls=style.linestyle(a, aware))
             ax.axhline(0.0, color="black", lw=0.6)
             ax.set_title(style.label(a))
         for ax in axes.flat[len(algorithms):]:
@@ -64,4 +69,61 @@ def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
                    Line2D([], [], color="black", ls=style.DASHED, label="constraint-unaware")]
         where = spaces[0] if len(spaces) == 1 else f"mean over {len(spaces)} spaces"
         fig.legend(handles=handles, loc="outside upper center", ncols=2, title=where, title_fontsize=7)
+        style.save(fig, pdf, png)
+
+
+def check_space_scores(frame: pd.DataFrame, source: str | None = None) -> pd.DataFrame:
+    """Per-space scores, checked: one row per (space, algorithm), density in (0, 1]."""
+    require(frame, SPACE_SCORES_COLUMNS, source)
+    if frame.duplicated(["space", "algorithm"]).any():
+        raise ValueError(f"{source or 'scores'}: repeated rows for (space, algorithm)")
+    density = frame["density"].to_numpy(dtype=float)
+    if not np.all((density > 0) & (density <= 1)):
+        raise ValueError(f"{source or 'scores'}: density outside (0, 1]")
+    for a in frame["algorithm"].unique():
+        style.colour(a)
+    return frame
+
+
+def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
+    """Seed 001 Fig. 5: per space (sparsest at the top) the score with (filled) and without (open)
+    awareness, one panel per algorithm; right, the gain against the space's density."""
+    frame = check_space_scores(frame)
+    algorithms = _algorithms(frame)
+    order = (frame.drop_duplicates("space").sort_values(["density", "space"], ascending=[False, True])["space"]
+             .tolist())
+    y = {s: i for i, s in enumerate(order)}
+    density = frame.drop_duplicates("space").set_index("space")["density"]
+    with style.context():
+        fig, axes = style.figure(width=7.0, height=0.17 * len(order) + 1.3, ncols=len(algorithms) + 1,
+                                 squeeze=False, gridspec_kw={"width_ratios": [1] * len(algorithms) + [1.3]})
+        axes = axes[0]
+        for ax, a in zip(axes, algorithms):
+            g = frame[frame["algorithm"] == a]
+            c = style.colour(a)
+            ys = g["space"].map(y).to_numpy()
+            ax.hlines(ys, g["score_unaware"], g["score_aware"], color=c, lw=0.8)
+            ax.plot(g["score_aware"], ys, "o", color=c, ms=3.5)
+            ax.plot(g["score_unaware"], ys, "o", mfc="white", mec=c, ms=3.5)
+            ax.axvline(0.0, color="black", lw=0.6)
+            ax.set_title(style.label(a))
+            ax.set_ylim(len(order) - 0.5, -0.5)
+            ax.set_yticks(range(len(order)))
+            ax.set_yticklabels([f"{s} ({100 * density[s]:.0f} %)" for s in order] if ax is axes[0] else [])
+            ax.set_xlabel("score")
+        ax = axes[-1]
+        for a in algorithms:
+            g = frame[frame["algorithm"] == a]
+            ax.plot(100 * g["density"], g["gain"], style.MARKERS.get(a, "o"), color=style.colour(a), ms=3.5,
+                    label=style.label(a), ls="none")
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(FormatStrFormatter("%g"))
+        ax.axhline(0.0, color="black", lw=0.6)
+        ax.set_xlabel("density (%)")
+        ax.set_ylabel("gain (aware - unaware)")
+        ax.legend(loc="best", fontsize=6)
+        handles = [Line2D([], [], color="black", marker="o", ls="none", label="constraint-aware"),
+                   Line2D([], [], color="black", marker="o", mfc="white", ls="none", label="constraint-unaware")]
+        fig.legend(handles=handles, loc="outside upper center", ncols=2)
         style.save(fig, pdf, png)

@@ -12,7 +12,10 @@ if TYPE_CHECKING:
 GRID_COLUMNS = ("algorithm", "budget", "setting", "popsize", "mutation_prob", "y1", "y2", "on_front", "picked")
 CURVES_COLUMNS = ("device", "kernel", "objective_set", "setting", "algorithm", "budget", "k",
                   "igd_median", "igd_q1", "igd_q3", "n_runs")
-SCORES_COLUMNS = ("space", "algorithm", "constraint_aware", "time_fraction", "score_mean", "score_std")
+# The constraint-aware study: standardised score curves (the package's bagged curve and its 95 %
+# prediction interval) per space, and the per-space scores of tables/constraint_aware_scores.csv.
+SCORES_COLUMNS = ("space", "algorithm", "constraint_aware", "time_fraction", "score", "score_lower", "score_upper")
+SPACE_SCORES_COLUMNS = ("space", "algorithm", "density", "score_aware", "score_unaware", "gain")
 
 
 def require(df: pd.DataFrame, columns: Iterable[str], source: str | None = None) -> pd.DataFrame:

@@ -14,6 +14,7 @@ from kernel_tuner.interface import Options, _device_options, _kernel_options, _t
 from kernel_tuner.runners.simulation import SimulationRunner
 from kernel_tuner.searchspace import Searchspace
 
+from analysis.simulate.budget import SimulatedTimeBudget
 from analysis.simulate.space import SpaceData
 
 logger = logging.getLogger(__name__)
@@ -69,8 +70,14 @@ def build_setup(
     budget: int,
     seed: int,
     runner_class: type[SimulationRunner] = SimulationRunner,
+    time_limit_ms: float | None = None,
+    max_proposals: int | None = None,
 ) -> RunSetup:
-    """Replicate tune_kernel's simulation-mode setup with an already parsed cache; fresh objects per call."""
+    """Replicate tune_kernel's simulation-mode setup with an already parsed cache; fresh objects per call.
+
+    `budget` caps distinct evaluations; `time_limit_ms` additionally caps the simulated evaluation
+    time and `max_proposals` the proposals, repeats included (see `analysis.simulate.budget`).
+    """
     strategy_options = {**strategy_options, "max_fevals": budget}
     kernel_options = _options(_kernel_options, {"kernel_name": KERNEL_NAME, "kernel_source": ""})
     device_options = _options(_device_options, {"device": 0, "platform": 0, "quiet": True})
@@ -108,5 +115,5 @@ def build_setup(
         runner.searchspace = searchspace  # ChargingSimulationRunner checks feasibility against it
 
     max_fevals = budget if budget <= searchspace.size else searchspace.size
-    tuning_options["budget"] = kt_util.TuningBudget(None, max_fevals)
+    tuning_options["budget"] = SimulatedTimeBudget(time_limit_ms, max_fevals, max_proposals)
     return RunSetup(searchspace, runner, tuning_options)

@@ -56,8 +56,15 @@ def _strategy_module(entry: Algorithm) -> ModuleType | Any:
     return unaware if entry.unaware else strategy_map[entry.strategy]
 
 
-def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, seed: int) -> Trace:
-    """Run `algorithm` on `space` in simulation, at most `budget` distinct evaluations, reproducibly from `seed`."""
+def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, seed: int,
+                 time_limit_ms: float | None = None, max_proposals: int | None = None) -> Trace:
+    """Run `algorithm` on `space` in simulation, reproducibly from `seed`.
+
+    The run stops at `budget` distinct evaluations, or once the simulated evaluation time exceeds
+    `time_limit_ms` (the evaluation that crosses it is kept, as in Kernel Tuner), or after
+    `max_proposals` proposals, or when the strategy ends by itself. `meta["stop_reason"]` says
+    which; `stopped_early` is true unless a budget limit (evaluations or time) ended the run.
+    """
     entry = get_algorithm(algorithm)
     if len(space.objectives) > 1 and not entry.multi_objective:
         raise ValueError(f"algorithm {algorithm!r} is single-objective; got objectives {space.objectives}")
@@ -68,16 +75,20 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
 
     started = time.perf_counter()
     seed_globals(seed)
-    setup = build_setup(space, entry.strategy, strategy_options, budget, seed, runner_class)
+    setup = build_setup(space, entry.strategy, strategy_options, budget, seed, runner_class,
+                        time_limit_ms=time_limit_ms, max_proposals=max_proposals)
     memoise_neighbours(setup.searchspace, space.neighbour_memo())
     with seeded_latin_hypercube(seed), hashed_duplicate_elimination(), quiet_config_output():
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
 
     kt_budget = setup.tuning_options.budget
     trace = trace_from_results(results, list(space.tune_params), list(space.objectives), budget)
-    trace.stopped_early = kt_budget.num_fevals < kt_budget.max_fevals
+    stop_reason = kt_budget.stop_reason()
+    trace.stopped_early = stop_reason not in ("max_fevals", "time_limit")
     trace.meta.update(
         algorithm=algorithm,
+        stop_reason=stop_reason,
+        proposals=kt_budget.proposals,
         seed=seed,
         effective_budget=kt_budget.max_fevals,
         space_size=setup.searchspace.size,
@@ -88,6 +99,7 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
         logger.warning("trace counts %d distinct evaluations, Kernel Tuner's budget %d", spent, kt_budget.num_fevals)
     if trace.stopped_early:
         logger.info(
-            "%s stopped early after %d of %d evaluations", algorithm, kt_budget.num_fevals, kt_budget.max_fevals
+            "%s stopped early (%s) after %d of %d evaluations", algorithm, stop_reason, kt_budget.num_fevals,
+            kt_budget.max_fevals,
         )
     return trace

@@ -52,6 +52,17 @@ TRAINING = [key for key in SPACES if key[1] in HP["kernels"]]
 # The hyperparameter grid's settings, run only where training spaces exist.
 GRID_SETTINGS = hyperparams.expand(HP["grids"]) if TRAINING else {}
 ALL_SETTINGS = {**SETTINGS, **GRID_SETTINGS}
+# The constraint-aware study: its spaces and each strategy with and without awareness.
+CA = config["constraint_aware"]
+CA_SPACES = [key for key in SPACES if CA["spaces"] is None or f"{key[0]}/{key[1]}" in CA["spaces"]]
+CA_STRATEGIES = {
+    f"{name}_{'aware' if aware else 'unaware'}": {
+        "algorithm": spec["algorithm"], "options": spec["options"], "constraint_aware": aware}
+    for name, spec in CA["strategies"].items()
+    for aware in (True, False)
+}
+CA_SETTINGS = {key: CA[key] for key in ("cutoff_percentile", "cutoff_percentile_start", "cutoff_margin",
+                                        "time_resolution", "confidence_level")}
 
 
 def _choices(values):
@@ -65,6 +76,7 @@ wildcard_constraints:
     setting=_choices(ALL_SETTINGS),
     budget=r"\d+",
     group="comparison|grid",
+    strategy=_choices(CA_STRATEGIES) or "none",
 
 
 def repo_path(path):
@@ -175,4 +187,18 @@ def get_final_outputs():
     if GRID_SETTINGS:
         outputs += [f"{TABLES}/hyperparameters.csv", f"{TABLES}/hyperparameters.md"]
     outputs += [f"{sweep_dir(*key)}/cache.json.gz" for key in SWEEPS]
+    if CA_SPACES:
+        outputs += [f"{TABLES}/constraint_aware_{name}.{ext}" for name in ("scores", "gains") for ext in ("csv", "md")]
+        outputs.append(f"{TABLES}/constraint_aware_runs.csv")
     return outputs
+
+
+def ca_threshold(wildcards):
+    """JSON of the accuracy threshold of a constraint-aware study space (null: tuned on time)."""
+    return json_arg(CA["thresholds"].get(wildcards.kernel))
+
+
+def ca_run_files(wildcards):
+    """Every strategy's runs on one space of the constraint-aware study, in CA_STRATEGIES order."""
+    return [f"{RESULTS}/constraint_aware/runs/{wildcards.device}/{wildcards.kernel}/{name}.parquet"
+            for name in CA_STRATEGIES]

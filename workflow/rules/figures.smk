@@ -21,6 +21,8 @@ def figure_outputs():
     stems += [f"{FIGURES}/tradeoff/{d}/{k}/{TRADEOFF_ERROR}" for d, k in mixed_precision_spaces()]
     if GRID_SETTINGS:
         stems.append(f"{FIGURES}/hyperparameters/fronts")
+    if CA_SPACES:
+        stems += [f"{FIGURES}/constraint_aware/score_over_time", f"{FIGURES}/constraint_aware/spaces"]
     return [f"{stem}.{ext}" for stem in stems for ext in ("pdf", "png")]
 
 
@@ -88,3 +90,33 @@ rule figure_tradeoff:
     shell:
         "{CLI} figure-tradeoff --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --error {wildcards.error} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+
+
+rule figure_constraint_aware:
+    input:
+        rules.ca_tables.output.curves,
+    output:
+        pdf=report(f"{FIGURES}/constraint_aware/score_over_time.pdf", caption="../report/figure_constraint_aware.rst",
+                   category="Figures", subcategory="Constraint-aware study"),
+        png=f"{FIGURES}/constraint_aware/score_over_time.png",
+    log:
+        f"{LOGS}/figures/constraint_aware/score_over_time.log",
+    conda:
+        ENV
+    shell:
+        "{CLI} figure-constraint-aware --scores {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+
+
+rule figure_constraint_aware_spaces:
+    input:
+        rules.ca_tables.output.scores,
+    output:
+        pdf=report(f"{FIGURES}/constraint_aware/spaces.pdf", caption="../report/figure_constraint_aware_spaces.rst",
+                   category="Figures", subcategory="Constraint-aware study"),
+        png=f"{FIGURES}/constraint_aware/spaces.png",
+    log:
+        f"{LOGS}/figures/constraint_aware/spaces.log",
+    conda:
+        ENV
+    shell:
+        "{CLI} figure-constraint-aware-spaces --scores {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"

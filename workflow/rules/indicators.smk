@@ -40,3 +40,28 @@ rule summary:
     shell:
         "{CLI} summary --curves {input.curves:q} --finals {input.finals:q}"
         " --out-runs {output.runs:q} --out-final {output.final:q} --out-curves {output.curves:q} 2> {log:q}"
+
+
+# The constraint-aware study: the methodology's performance score of every strategy on one space.
+rule ca_score:
+    input:
+        parquet=rules.import_space.output.parquet,
+        meta=rules.import_space.output.meta,
+        runs=ca_run_files,
+    output:
+        scores=f"{RESULTS}/constraint_aware/scores/{{device}}/{{kernel}}.parquet",
+        curves=f"{RESULTS}/constraint_aware/scores/{{device}}/{{kernel}}.curves.parquet",
+    log:
+        f"{LOGS}/constraint_aware/scores/{{device}}/{{kernel}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/constraint_aware/{{device}}/{{kernel}}.score.tsv"
+    params:
+        threshold=ca_threshold,
+        strategies=json_arg(CA_STRATEGIES),
+        settings=json_arg(CA_SETTINGS),
+    conda:
+        ENV
+    shell:
+        "{CLI} ca-score --space-parquet {input.parquet:q} --space-meta {input.meta:q} --threshold {params.threshold}"
+        " --strategies {params.strategies} --runs {input.runs:q} --settings {params.settings}"
+        " --scores {output.scores:q} --curves {output.curves:q} 2> {log:q}"

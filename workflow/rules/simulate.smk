@@ -31,3 +31,33 @@ rule simulate:
         " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
         " --algorithm {params.algorithm} --options {params.options} --budget {wildcards.budget}"
         " --repetitions {params.repetitions} {params.tuned} --out {output:q} 2> {log:q}"
+
+
+# The constraint-aware study (STUDY §6): all runs of one strategy, with or without constraint
+# awareness, on one space, each limited by the auto-tuning methodology's time budget.
+rule ca_run:
+    input:
+        parquet=rules.import_space.output.parquet,
+        meta=rules.import_space.output.meta,
+    output:
+        runs=f"{RESULTS}/constraint_aware/runs/{{device}}/{{kernel}}/{{strategy}}.parquet",
+        budget=f"{RESULTS}/constraint_aware/runs/{{device}}/{{kernel}}/{{strategy}}.budget.json",
+    log:
+        f"{LOGS}/constraint_aware/runs/{{device}}/{{kernel}}/{{strategy}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/constraint_aware/{{device}}/{{kernel}}/{{strategy}}.tsv"
+    params:
+        threshold=ca_threshold,
+        algorithm=lambda wc: CA_STRATEGIES[wc.strategy]["algorithm"],
+        options=lambda wc: json_arg(CA_STRATEGIES[wc.strategy]["options"]),
+        aware=lambda wc: "true" if CA_STRATEGIES[wc.strategy]["constraint_aware"] else "false",
+        repetitions=CA["repetitions"],
+        settings=json_arg(CA_SETTINGS),
+        cap=CA["proposal_cap"],
+    conda:
+        ENV
+    shell:
+        "{CLI} ca-run --space-parquet {input.parquet:q} --space-meta {input.meta:q} --threshold {params.threshold}"
+        " --name {wildcards.strategy} --algorithm {params.algorithm} --options {params.options}"
+        " --aware {params.aware} --repetitions {params.repetitions} --settings {params.settings}"
+        " --proposal-cap {params.cap} --out {output.runs:q} --budget-out {output.budget:q} 2> {log:q}"

@@ -25,3 +25,31 @@ rule study_tables:
         "{CLI} tables --final {input.final:q} --runs {input.runs:q} --settings {params.settings}"
         " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
         " --out-dir {params.out_dir:q} --names {params.names} 2> {log:q}"
+
+
+# The constraint-aware study's tables: scores per space, gains per algorithm next to seed 001's.
+rule ca_tables:
+    input:
+        scores=[f"{RESULTS}/constraint_aware/scores/{d}/{k}.parquet" for d, k in CA_SPACES],
+        curves=[f"{RESULTS}/constraint_aware/scores/{d}/{k}.curves.parquet" for d, k in CA_SPACES],
+    output:
+        runs=f"{TABLES}/constraint_aware_runs.csv",
+        scores=report(f"{TABLES}/constraint_aware_scores.csv", category="Tables",
+                      caption="../report/tables/constraint_aware_scores.rst"),
+        scores_md=f"{TABLES}/constraint_aware_scores.md",
+        gains=report(f"{TABLES}/constraint_aware_gains.csv", category="Tables",
+                     caption="../report/tables/constraint_aware_gains.rst"),
+        gains_md=f"{TABLES}/constraint_aware_gains.md",
+        curves=f"{RESULTS}/constraint_aware/curves.parquet",
+    log:
+        f"{LOGS}/tables/constraint_aware.log",
+    params:
+        out_dir=TABLES,
+        resamples=config["tables"]["bootstrap_resamples"],
+        seed=config["tables"]["bootstrap_seed"],
+    conda:
+        ENV
+    shell:
+        "{CLI} ca-tables --scores {input.scores:q} --curves {input.curves:q} --out-dir {params.out_dir:q}"
+        " --curves-out {output.curves:q} --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
+        " 2> {log:q}"

@@ -1,0 +1,275 @@
+"""The constraint-aware single-objective study (STUDY §6, seed 001 §V).
+
+Kernel Tuner's GA, PSO, DE and Firefly run with and without constraint awareness on each space,
+time-limited by the auto-tuning methodology's budget, and are scored with its performance score
+(`analysis.methodology`, through `autotuning_methodology`). A benchmark_hub space is tuned on
+`time`; a mixed-precision space with an accuracy threshold tau on `time_decay`, the kernel time
+with seed 002's decay penalty (§V-C): a configuration whose log10 error is at least tau has its
+time multiplied by exp(beta * (log10 error - tau)). This is seed 002's penalised speedup turned
+into a time to minimise, so every strategy compares configurations exactly as it would there.
+
+Stages, one call each from the rules: `run` (all repetitions of one strategy with or without
+awareness on one space), `score` (every strategy on one space), `tables` (all spaces).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.io import write_csv, write_json, write_parquet, write_text
+from analysis.methodology import ScoreSettings, budget_for_space, run_accepted, score_runs
+from analysis.objectives import custom_objective
+from analysis.runs import space_data
+from analysis.simulate import derive_seed, resolve_options, simulate_run
+from analysis.spaces.space import STATUS_OK, Space
+
+log = logging.getLogger(__name__)
+
+# Seed 001 (Willemsen et al.), §V-B: score gained by constraint awareness over its 24 spaces.
+SEED_001_GAINS = {"genetic_algorithm": 0.801, "pso": 0.478, "diff_evo": 0.047, "firefly_algorithm": 0.245}
+PENALISED = "time_decay"
+ATTEMPTS = 20  # as the package's runner
+
+
+def accepted_run(data: Any, algorithm: str, options: Mapping[str, Any], size: int, limits: Mapping[str, Any],
+                 max_proposals: int | None, identity: Mapping[str, Any]) -> tuple[Any, int, int]:
+    """One repetition as the package's runner makes it: tuned again (new seed) while it would be rejected.
+
+    Returns (trace, seed, attempts). After 20 rejected attempts the run is an error, as there.
+    """
+    for attempt in range(ATTEMPTS):
+        seed = derive_seed(**identity, attempt=attempt)
+        trace = simulate_run(data, algorithm, dict(options), size, seed, time_limit_ms=limits["time_limit_ms"],
+                             max_proposals=max_proposals)
+        if run_accepted(trace, limits):
+            return trace, seed, attempt + 1
+    raise RuntimeError(f"{identity}: no run in {ATTEMPTS} attempts had {limits['min_evaluations']} evaluations "
+                       f"(two valid) within the scored time range")
+
+
+def objective_values(space: Space, threshold: Mapping[str, Any] | None) -> tuple[str, np.ndarray]:
+    """The objective tuned on `space` and its value per configuration (ms).
+
+    Without a threshold it is the stored `time`; with one ({error, tau, beta}) it is `time_decay`.
+    """
+    time_ms = space.table[space.objective("time").column].to_numpy(dtype=float)
+    if not threshold:
+        return "time", time_ms
+    error = space.table[space.objective(threshold["error"]).column].to_numpy(dtype=float)
+    with np.errstate(divide="ignore"):
+        log_error = np.log10(error)
+    excess = np.maximum(log_error - float(threshold["tau"]), 0.0)
+    # at tau itself the configuration is infeasible (seed 002: feasible iff error < tau) with factor 1
+    return PENALISED, time_ms * np.exp(float(threshold["beta"]) * excess)
+
+
+def with_objective(space: Space, name: str, values: np.ndarray) -> Space:
+    """`space` with `name` as a stored objective (a copy when it is derived)."""
+    if name in space.objective_columns:
+        return space
+    table = space.table.copy()
+    table[name + "_ms"] = values
+    objectives = [*space.objectives, custom_objective(name, "ms", "min")]
+    return Space(space.kernel, space.device, dict(space.parameters), list(space.constraints), objectives, table,
+                 dict(space.meta))
+
+
+def feasible_fraction(space: Space, threshold: Mapping[str, Any] | None) -> float:
+    """Share of measured configurations whose error is below the threshold (1 without one)."""
+    measured = space.table["status"] == STATUS_OK
+    if not threshold:
+        return 1.0
+    error = space.table.loc[measured, space.objective(threshold["error"]).column].to_numpy(dtype=float)
+    with np.errstate(divide="ignore"):
+        return float(np.mean(np.log10(error) < float(threshold["tau"])))
+
+
+def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None, name: str,
+        algorithm: str, options: Mapping[str, Any], constraint_aware: bool, repetitions: int,
+        settings: ScoreSettings, proposal_cap: float, out: str | Path, budget_out: str | Path) -> None:
+    """All repetitions of one strategy (with or without constraint awareness) on one space.
+
+    Each run is limited by the methodology's time budget on the simulated clock and by
+    `proposal_cap` x the space size proposals; its seed comes from its identity. A run the
+    package's runner would reject (too few evaluations in the scored time range) is made again
+    with the next seed, as there; `attempts` records how many it took.
+    """
+    space = Space.load(space_parquet, space_meta)
+    objective, values = objective_values(space, threshold)
+    space = with_objective(space, objective, values)
+    limits = budget_for_space(space, objective, settings, values)
+    options = resolve_options(algorithm, {**options, "constraint_aware": bool(constraint_aware)})
+    data = space_data(space, [objective])
+    size = len(space.table)
+    max_proposals = max(1, int(proposal_cap * size))
+    frames = []
+    started = time.perf_counter()
+    for rep in range(repetitions):
+        identity = dict(space=f"{space.device}/{space.kernel}", objective=objective, threshold=threshold,
+                        algorithm=algorithm, options=options, time_limit_ms=limits["time_limit_ms"], repetition=rep)
+        trace, seed, attempts = accepted_run(data, algorithm, options, size, limits, max_proposals, identity)
+        frame = trace.to_frame()
+        frame.insert(0, "repetition", rep)
+        frame.insert(1, "seed", seed)
+        frame["attempts"] = attempts
+        frame["stop_reason"] = trace.meta["stop_reason"]
+        frame["stopped_early"] = trace.stopped_early
+        frames.append(frame)
+        log.info("%s run %d/%d: %d evaluations (%d distinct), %.0f of %.0f s simulated, stop: %s; %.1f s elapsed",
+                 name, rep + 1, repetitions, len(trace), trace.evaluations_spent, trace.sim_time_ms[-1] / 1e3
+                 if len(trace) else 0.0, limits["time_limit_ms"] / 1e3, trace.meta["stop_reason"],
+                 time.perf_counter() - started)
+    runs = pd.concat(frames, ignore_index=True)
+    runs.attrs.update(strategy=name, algorithm=algorithm, constraint_aware=bool(constraint_aware))
+    write_parquet(runs, out)
+    write_json({**limits, "objective": objective, "threshold": dict(threshold or {}),
+                "max_proposals": max_proposals}, budget_out)
+
+
+def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None,
+          strategies: Mapping[str, Mapping[str, Any]], run_files: Mapping[str, str | Path],
+          settings: ScoreSettings, out_scores: str | Path, out_curves: str | Path) -> None:
+    """Score every strategy's runs on one space; write per-strategy scores and curves."""
+    space = Space.load(space_parquet, space_meta)
+    objective, values = objective_values(space, threshold)
+    space = with_objective(space, objective, values)
+    runs = {name: pd.read_parquet(path) for name, path in run_files.items()}
+    label = f"{space.device}/{space.kernel}"
+    seed = derive_seed(space=label, objective=objective, purpose="methodology score")
+    result, limits = score_runs(space, objective, runs, settings, seed, values)
+    counts = space.meta.get("counts", {})
+    density = counts.get("constrained", len(space.table)) / counts.get("cartesian", len(space.table))
+    rows, curves = [], []
+    span = result["time_range_s"]
+    fraction = np.linspace(0.0, 1.0, len(span))  # the time range is a linspace: the same grid on every space
+    for name, scored in result["strategies"].items():
+        spec = strategies[name]
+        frame = runs[name]
+        per_run = frame.groupby("repetition").agg(stopped=("stopped_early", "first"), reason=("stop_reason", "first"),
+                                                  distinct=("first_visit", "sum"), attempts=("attempts", "first"))
+        rows.append({
+            "space": label, "kernel": space.kernel, "device": space.device, "objective": objective,
+            "threshold": threshold.get("tau") if threshold else math.nan,
+            "feasible_fraction": feasible_fraction(space, threshold), "density": density,
+            "strategy": name, "algorithm": spec["algorithm"], "constraint_aware": bool(spec["constraint_aware"]),
+            "score": scored["score"], "real_fraction": scored["real_fraction"], "runs": len(per_run),
+            "stopped_early": int(per_run["stopped"].sum()),
+            "stop_reasons": ";".join(f"{k}:{v}" for k, v in sorted(per_run["reason"].value_counts().items())),
+            "mean_distinct_evaluations": float(per_run["distinct"].mean()),
+            "rejected_attempts": int(per_run["attempts"].sum() - len(per_run)),
+            "time_limit_s": limits["time_limit_ms"] / 1e3, "cutoff_fevals": limits["fevals_end"],
+        })
+        curves.append(pd.DataFrame({
+            "space": label, "algorithm": spec["algorithm"], "constraint_aware": bool(spec["constraint_aware"]),
+            "time_fraction": fraction, "time_s": span, "score": scored["curve"],
+            "score_lower": scored["lower"], "score_upper": scored["upper"],
+        }))
+    write_parquet(pd.DataFrame(rows), out_scores)
+    write_parquet(pd.concat(curves, ignore_index=True), out_curves)
+    log.info("%s: %s", label, {r["strategy"]: round(r["score"], 3) for r in rows})
+
+
+def _bootstrap_mean(values: np.ndarray, resamples: int, seed: int, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean (NaN with fewer than two values)."""
+    if len(values) < 2:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    means = rng.choice(values, size=(resamples, len(values)), replace=True).mean(axis=1)
+    alpha = (1 - level) / 2
+    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+def gains(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per space and algorithm: score with and without awareness and the gain (aware - unaware)."""
+    meta = ["space", "kernel", "device", "objective", "threshold", "feasible_fraction", "density", "algorithm"]
+    aware = scores[scores["constraint_aware"]].set_index(["space", "algorithm"])
+    unaware = scores[~scores["constraint_aware"]].set_index(["space", "algorithm"])
+    if aware.index.duplicated().any() or unaware.index.duplicated().any():
+        raise ValueError("more than one strategy per (space, algorithm, awareness)")
+    wide = aware[[c for c in meta if c not in ("space", "algorithm")]].copy()
+    wide["score_aware"] = aware["score"]
+    wide["score_unaware"] = unaware["score"].reindex(wide.index)
+    wide["gain"] = wide["score_aware"] - wide["score_unaware"]
+    wide = wide.reset_index()[meta + ["score_aware", "score_unaware", "gain"]]
+    return wide.sort_values(["algorithm", "density", "space"], ignore_index=True)
+
+
+def summary(per_space: pd.DataFrame, resamples: int, seed: int) -> pd.DataFrame:
+    """Per algorithm and space group: mean scores and gain over spaces, SD, bootstrap CI, seed 001's gain."""
+    rows = []
+    groups = [("all", per_space)] + [(g, f) for g, f in per_space.groupby("group")]
+    for group, frame in groups:
+        for algorithm, f in frame.groupby("algorithm", sort=False):
+            g = f["gain"].to_numpy(dtype=float)
+            lo, hi = _bootstrap_mean(g, resamples, seed)
+            rows.append({
+                "group": group, "algorithm": algorithm, "spaces": len(f),
+                "score_aware": float(f["score_aware"].mean()), "score_unaware": float(f["score_unaware"].mean()),
+                "gain": float(g.mean()), "gain_sd": float(g.std(ddof=1)) if len(g) > 1 else math.nan,
+                "gain_ci_low": lo, "gain_ci_high": hi, "spaces_gaining": int((g > 0).sum()),
+                "seed001_gain": SEED_001_GAINS.get(algorithm, math.nan),
+                "gain_density_spearman": _spearman(f["density"], f["gain"]),
+            })
+    return pd.DataFrame(rows)
+
+
+def _spearman(x: pd.Series, y: pd.Series) -> float:
+    """Spearman rank correlation (NaN when fewer than three spaces or no spread)."""
+    from scipy.stats import spearmanr
+
+    if len(x) < 3 or x.nunique() < 2 or y.nunique() < 2:
+        return math.nan
+    return float(spearmanr(x, y).statistic)
+
+
+SCORES_DOCS = {
+    "space": "device/kernel", "kernel": "kernel", "device": "device",
+    "objective": "objective tuned: time, or time_decay (time with seed 002's decay penalty above the threshold)",
+    "threshold": "log10 error threshold tau (empty for time)",
+    "feasible_fraction": "share of measured configurations with log10 error below tau",
+    "density": "constrained / Cartesian size of the space (seed 001 Table III)",
+    "algorithm": "Kernel Tuner strategy",
+    "score_aware": "performance score with constraint_aware=True (0 = calculated RS baseline, 1 = optimum at once)",
+    "score_unaware": "performance score with constraint_aware=False",
+    "gain": "score_aware - score_unaware", "group": "time (benchmark_hub) or accuracy threshold (nine kernels)",
+}
+GAINS_DOCS = {
+    "group": "spaces summarised: all, time, or accuracy threshold", "algorithm": "Kernel Tuner strategy",
+    "spaces": "number of spaces", "score_aware": "mean score over spaces, constraint-aware",
+    "score_unaware": "mean score over spaces, constraint-unaware", "gain": "mean gain over spaces",
+    "gain_sd": "SD of the gain over spaces",
+    "gain_ci_low": "95 % percentile-bootstrap interval of the mean gain, lower end",
+    "gain_ci_high": "95 % percentile-bootstrap interval of the mean gain, upper end",
+    "spaces_gaining": "spaces where awareness raised the score",
+    "seed001_gain": "gain reported by seed 001 over its 24 spaces",
+    "gain_density_spearman": "Spearman correlation of the gain with the space density",
+}
+
+
+def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path], out_dir: str | Path,
+           curves_out: str | Path, resamples: int, seed: int) -> None:
+    """tables/constraint_aware_{runs,scores,gains} (.csv; .md for the last two) and all spaces' curves."""
+    from analysis.spaces.table import to_markdown
+
+    out_dir = Path(out_dir)
+    scores = pd.concat([pd.read_parquet(f) for f in score_files], ignore_index=True)
+    per_space = gains(scores)
+    per_space["group"] = np.where(per_space["objective"] == PENALISED, "accuracy threshold", "time")
+    summary_frame = summary(per_space, resamples, seed)
+    scores = scores.sort_values(["space", "algorithm", "constraint_aware"], ignore_index=True)
+    write_csv(scores, out_dir / "constraint_aware_runs.csv")  # per strategy: score, stops, budget
+    write_csv(per_space, out_dir / "constraint_aware_scores.csv")
+    write_text(to_markdown(per_space, "Performance score per space, with and without constraint awareness",
+                           SCORES_DOCS), out_dir / "constraint_aware_scores.md")
+    write_csv(summary_frame, out_dir / "constraint_aware_gains.csv")
+    write_text(to_markdown(summary_frame, "Score gained by constraint awareness, mean over spaces", GAINS_DOCS),
+               out_dir / "constraint_aware_gains.md")
+    curves = pd.concat([pd.read_parquet(f) for f in curve_files], ignore_index=True)
+    write_parquet(curves, curves_out)

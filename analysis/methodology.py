@@ -1,0 +1,280 @@
+"""The performance score of the auto-tuning methodology, computed by `autotuning_methodology` 1.1.0.
+
+The package (van Werkhoven, Willemsen et al.) defines the score used by seed 001: a calculated
+random-search baseline, a time budget (the time that baseline needs to get 95 % of the way from
+the space's median to its optimum), and a score averaged over sampling times (0 = baseline,
+1 = optimum at once). This module only feeds the package: it writes a stored space as the T4
+file the package's `SearchspaceStatistics` reads, turns simulated traces into the T4 evaluation
+records the package's `write_results` turns into its arrays, and calls the package's baseline,
+curve and aggregation code. Nothing of the score is re-implemented here.
+
+The time axis. The package's own runner sums the T4 `times` of every evaluation returned by
+Kernel Tuner, including wall-clock framework and strategy time. Here the time of an evaluation
+is what Kernel Tuner's SimulationRunner charges: compile + verification + benchmark time on a
+configuration's first visit, nothing for a repeat. The space statistics (median time per
+evaluation, hence the budget and the baseline's time axis) use the same three times, so the
+baseline and the strategies share one clock, and every run is exactly reproducible.
+
+Units: the package converts the T4 file's milliseconds to seconds when it reads a space, and
+takes evaluation records as given, so records carry seconds; budgets are reported in ms.
+
+The package's curves are bagged isotonic regressions whose bootstrap draws come from NumPy's
+global generator; `score_space` seeds it, so a score is a pure function of its inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from analysis.spaces.space import STATUS_OK, Space
+
+# Stored evaluation-time columns (ms) -> T4 `times` keys (the package's objective_time_keys).
+T4_TIME_KEYS = {"compile_time_ms": "compilation", "verification_time_ms": "validation",
+                "benchmark_time_ms": "benchmark"}
+# Stored configuration status -> T4 `invalidity`.
+T4_INVALIDITY = {STATUS_OK: "correct", "compile": "compile", "runtime": "runtime", "error": "runtime"}
+
+
+@dataclass(frozen=True)
+class ScoreSettings:
+    """The methodology's statistics settings (the package's defaults) and the score's seed."""
+
+    cutoff_percentile: float = 0.95
+    cutoff_percentile_start: float = 0.01
+    cutoff_margin: float = 0.1
+    time_resolution: int = 1000
+    confidence_level: float = 0.95
+    # the package's runner keeps a run only with this many evaluations inside the scored time range
+    minimum_fraction_of_budget_valid: float = 0.25
+    minimum_number_of_valid_search_iterations: int = 25
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any]) -> "ScoreSettings":
+        """The settings named in a config mapping; others keep their defaults."""
+        return cls(**{k: cfg[k] for k in asdict(cls()) if k in cfg})
+
+
+def config_key(config: Mapping[str, Any] | tuple, names: list[str] | None = None) -> str:
+    """Kernel Tuner's cache key of a configuration: its values joined by commas."""
+    values = config if isinstance(config, tuple) else tuple(config[n] for n in names or [])
+    return ",".join(str(v) for v in values)
+
+
+def _number(value: float) -> float | str:
+    """A JSON-safe measurement: NaN becomes the string the package reads as invalid."""
+    return float(value) if math.isfinite(value) else "NaN"
+
+
+def space_t4(space: Space, objective: str, values: np.ndarray | None = None) -> dict[str, Any]:
+    """The space as a T4 results document: every configuration with its times and `objective`.
+
+    `values` overrides the objective's stored column (e.g. a penalised time); times are in ms.
+    """
+    table = space.table
+    names = list(space.parameters)
+    if values is None:
+        values = table[space.objective(objective).column].to_numpy(dtype=float)
+    results = []
+    times = {key: table[col].to_numpy(dtype=float) for col, key in T4_TIME_KEYS.items()}
+    for i, row in enumerate(table[names + ["status"]].itertuples(index=False)):
+        status = str(row[-1])
+        results.append({
+            "configuration": {n: _plain(v) for n, v in zip(names, row[:-1])},
+            "times": {key: float(t[i]) for key, t in times.items()},
+            "invalidity": T4_INVALIDITY[status],
+            "correctness": 1,
+            "measurements": [{"name": objective, "value": _number(values[i]) if status == STATUS_OK else "NaN",
+                              "unit": "ms"}],
+            "objectives": [objective],
+        })
+    return {"schema_version": "1.0.0", "metadata": {"timeunit": "milliseconds"}, "results": results}
+
+
+def _plain(v: Any) -> Any:
+    """NumPy scalars as Python scalars for JSON."""
+    return v.item() if hasattr(v, "item") else v
+
+
+def write_space_t4(space: Space, objective: str, path: str | Path, values: np.ndarray | None = None) -> Path:
+    """Write `space_t4` to `path` (atomically) and return the path."""
+    from analysis.io import write_json
+
+    path = Path(path)
+    write_json(space_t4(space, objective, values), path)
+    return path
+
+
+def space_statistics(t4_path: str | Path, kernel: str, device: str, objective: str):
+    """The package's SearchspaceStatistics of a T4 file written by `write_space_t4` (minimised objective)."""
+    from autotuning_methodology.searchspace_statistics import SearchspaceStatistics
+
+    return SearchspaceStatistics(
+        application_name=kernel, device_name=device, minimization=True,
+        objective_time_keys=list(T4_TIME_KEYS.values()), objective_performance_keys=[objective],
+        full_search_space_file_path=Path(t4_path), full_validate=False,
+    )
+
+
+def budget(stats: Any, settings: ScoreSettings) -> dict[str, float]:
+    """The run budget of the methodology (the package's `calculate_budget` with cutoff_type 'time').
+
+    `time_limit_ms` is the baseline's time to the cutoff plus the margin; the scored time range
+    runs from `time_start_ms` to `time_end_ms`. `min_evaluations` is how many evaluations a run
+    must have between `time_start_ms` and `time_limit_ms` (two of them valid) for the package's
+    runner to keep it (`run_accepted`).
+    """
+    fevals_start, fevals_end, time_start, time_end = stats.cutoff_point_fevals_time_start_end(
+        settings.cutoff_percentile_start, settings.cutoff_percentile)
+    if settings.cutoff_percentile_start <= 0.0:
+        time_start = 0.0
+    time_limit = time_end * (1 + settings.cutoff_margin)
+    # the package runner's minimum number of evaluations within the scored time (collect_results)
+    max_fevals = max(round(time_limit / stats.get_time_per_feval("mean_per_feval")), 2)
+    minimum = max(round(settings.minimum_fraction_of_budget_valid * min(max_fevals, stats.size)), 2)
+    minimum = max(min(minimum, settings.minimum_number_of_valid_search_iterations), 2)
+    return {  # the package works in seconds
+        "fevals_start": int(fevals_start), "fevals_end": int(fevals_end),
+        "time_start_ms": 1e3 * float(time_start), "time_end_ms": 1e3 * float(time_end),
+        "time_limit_ms": 1e3 * float(time_limit),
+        "min_evaluations": int(minimum),
+        "median_time_per_evaluation_ms": 1e3 * float(stats.total_time_median()),
+        "optimum": float(stats.total_performance_absolute_optimum()),
+        "median": float(stats.total_performance_median()),
+        "size": int(stats.size),
+    }
+
+
+def run_accepted(trace: Any, limits: Mapping[str, float]) -> bool:
+    """Whether the package's runner would keep this run (else it tunes again, up to 20 attempts)."""
+    clock = np.asarray(trace.sim_time_ms, dtype=float)
+    inside = (clock >= limits["time_start_ms"]) & (clock <= limits["time_limit_ms"])
+    valid = inside & np.asarray(trace.valid, dtype=bool)
+    return int(inside.sum()) >= limits["min_evaluations"] and int(valid.sum()) >= 2
+
+
+def trace_records(trace: pd.DataFrame, space: Space, objective: str,
+                  values: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+    """One run's evaluations as the T4 records the package's `write_results` reads.
+
+    A first visit carries the configuration's stored compile/verification/benchmark time (in
+    seconds, the package's unit), a repeat none; their running sum is checked against the
+    trace's own simulated clock (ms).
+    `values` maps configuration keys to the objective when it is not the stored column.
+    """
+    names = list(space.parameters)
+    table = space.table
+    keys = [config_key(tuple(r), names) for r in table[names].itertuples(index=False)]
+    lookup = dict(zip(keys, range(len(keys))))
+    times = table[list(T4_TIME_KEYS)].to_numpy(dtype=float)
+    status = table["status"].to_numpy()
+    stored = values if values is not None else dict(zip(keys, table[space.objective(objective).column]))
+    records = []
+    elapsed = 0.0
+    params = trace[[f"param.{n}" for n in names]].itertuples(index=False)
+    for config, first, charged in zip(params, trace["first_visit"], trace["sim_time_ms"]):
+        key = config_key(tuple(config))
+        row = lookup.get(key)
+        if row is None:  # a constraint-violating proposal (constraint-unaware pymoo variants)
+            records.append({"invalidity": "constraints", "times": {}, "measurements": []})
+            continue
+        t = times[row] if first else np.zeros(len(T4_TIME_KEYS))
+        elapsed += float(t.sum())
+        if not math.isclose(elapsed, float(charged), rel_tol=1e-9, abs_tol=1e-9):
+            raise ValueError(f"trace clock {charged} ms disagrees with the space's times ({elapsed} ms) at {key}")
+        t = t / 1e3
+        ok = status[row] == STATUS_OK
+        records.append({
+            "invalidity": T4_INVALIDITY[str(status[row])],
+            "times": dict(zip(T4_TIME_KEYS.values(), map(float, t))),
+            "measurements": [{"name": objective, "value": float(stored[key]) if ok else math.nan}],
+        })
+    return records
+
+
+def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, workdir: str | Path,
+                   values: Mapping[str, float] | None = None):
+    """The package's StochasticOptimizationAlgorithm curve of all repetitions in `runs`."""
+    from autotuning_methodology.caching import ResultsDescription
+    from autotuning_methodology.curves import StochasticOptimizationAlgorithm
+    from autotuning_methodology.runner import write_results
+
+    description = ResultsDescription(
+        run_folder=Path(workdir) / name, application_name=space.kernel, device_name=space.device,
+        group_name=name, group_display_name=name, stochastic=True,
+        objective_time_keys=list(T4_TIME_KEYS.values()), objective_performance_keys=[objective],
+        minimization=True,
+    )
+    repeated = [trace_records(frame, space, objective, values) for _, frame in runs.groupby("repetition", sort=True)]
+    write_results(repeated, description)
+    return StochasticOptimizationAlgorithm(description)
+
+
+def score_space(stats: Any, curves: Mapping[str, Any], settings: ScoreSettings, seed: int) -> dict[str, Any]:
+    """Score each strategy's curve on one space with the package's aggregation code.
+
+    Returns the time range (s, the package's unit), the baseline's absolute curve, and per strategy the
+    standardised curve over that range, its score (mean over the range) and the fraction of
+    the range backed by at least half of the runs (the package's real-stopping-point fraction).
+    """
+    from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
+    from autotuning_methodology.report_experiments import get_strategies_aggregated_performance
+
+    # the x-axis exactly as the package's get_aggregation_data builds it
+    fevals_start, fevals_end, time_start, time_end = stats.cutoff_point_fevals_time_start_end(
+        settings.cutoff_percentile_start, settings.cutoff_percentile)
+    time_range = np.linspace(start=time_start, stop=time_end, num=int(settings.time_resolution))
+    fevals_range = np.arange(start=fevals_start, stop=fevals_end + 1)
+    baseline = RandomSearchCalculatedBaseline(stats)
+    names = list(curves)
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        performance, lower, upper, real_fraction = get_strategies_aggregated_performance(
+            [(baseline, [curves[n] for n in names], stats, time_range, fevals_range)], settings.confidence_level)
+    finally:
+        np.random.set_state(state)
+    return {
+        "time_range_s": time_range,
+        "baseline": baseline.get_curve(time_range, "time"),
+        "strategies": {
+            n: {"curve": performance[i], "lower": lower[i], "upper": upper[i], "score": float(np.mean(performance[i])),
+                "real_fraction": float(real_fraction[i])}
+            for i, n in enumerate(names)
+        },
+    }
+
+
+def score_runs(space: Space, objective: str, runs: Mapping[str, pd.DataFrame], settings: ScoreSettings,
+               seed: int, values: np.ndarray | None = None) -> tuple[dict[str, Any], dict[str, float]]:
+    """Score every strategy's runs on one space: (score_space's result, the budget)."""
+    with tempfile.TemporaryDirectory(prefix="tsb-score-") as tmp:
+        t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json", values)
+        stats = space_statistics(t4, space.kernel, space.device, objective)
+        keyed = None
+        if values is not None:
+            names = list(space.parameters)
+            keys = [config_key(tuple(r), names) for r in space.table[names].itertuples(index=False)]
+            keyed = dict(zip(keys, map(float, values)))
+        curves = {name: strategy_curve(name, frame, space, objective, tmp, keyed) for name, frame in runs.items()}
+        return score_space(stats, curves, settings, seed), budget(stats, settings)
+
+
+def budget_for_space(space: Space, objective: str, settings: ScoreSettings,
+                     values: np.ndarray | None = None) -> dict[str, float]:
+    """`budget` of a stored space, through a temporary T4 file."""
+    with tempfile.TemporaryDirectory(prefix="tsb-budget-") as tmp:
+        t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json", values)
+        return budget(space_statistics(t4, space.kernel, space.device, objective), settings)
+
+
+def dumps(obj: Any) -> str:
+    """JSON for budgets and settings (sorted keys)."""
+    return json.dumps(obj, sort_keys=True, indent=2)
