@@ -35,8 +35,11 @@ def planned_jobs(*args: str, cwd: Path) -> Counter:
 def test_dry_run_full_config(tmp_path):
     jobs = planned_jobs(cwd=tmp_path)
     runs = 12 * 5 * 4  # spaces x settings x budgets; no training kernel among the spaces, so no grid
+    # the constraint-aware study: 12 spaces x 4 strategies x (aware, unaware)
     assert jobs == Counter(import_space=12, true_fronts=12, spaces_table=1, simulate=runs, indicators=12,
-                           summary=1, study_tables=1, figure_anytime=12, figure_anytime_grid=1, all=1)
+                           summary=1, study_tables=1, figure_anytime=12, figure_anytime_grid=1, ca_run=12 * 8,
+                           ca_score=12, ca_tables=1, figure_constraint_aware=1, figure_constraint_aware_spaces=1,
+                           all=1)
 
 
 def test_dry_run_tiny_config(tmp_path):
@@ -47,7 +50,8 @@ def test_dry_run_tiny_config(tmp_path):
     assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=3, true_fronts=3, spaces_table=1,
                            simulate=runs, indicators=3 + 1, hyperparameters=1, summary=1, study_tables=1,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
-                           all=1)
+                           ca_run=2 * 4, ca_score=2, ca_tables=1, figure_constraint_aware=1,
+                           figure_constraint_aware_spaces=1, all=1)
 
 
 def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
@@ -91,6 +95,20 @@ def test_tiny_config_runs_every_stage(tmp_path):
     speed = pd.read_csv(root / "tables/speedup_to_rs.csv")
     assert set(speed["kernel"]) == {"convolution", "dedispersion", "bessel"} and speed["status"].notna().all()
     assert (root / "tables/aware_over_unaware.md").read_text().startswith("# Constraint-aware")
+    # the constraint-aware study: time-limited runs, scored; Bessel on time with the decay penalty
+    ca = pd.read_csv(root / "tables/constraint_aware_runs.csv")
+    assert len(ca) == 8 and (ca["runs"] == 3).all() and ca["score"].notna().all()
+    assert set(ca["objective"]) == {"time", "time_decay"}
+    assert ca.loc[ca["space"] == "host-cpu/bessel", "threshold"].eq(-3.5).all()
+    ca_runs = pd.read_parquet(root / "results/constraint_aware/runs/A100/dedispersion/de_aware.parquet")
+    limit = json.loads((root / "results/constraint_aware/runs/A100/dedispersion/de_aware.budget.json").read_text())
+    assert set(ca_runs["stop_reason"]) <= {"time_limit", "strategy", "proposal_cap"}
+    last = ca_runs.groupby("repetition")["sim_time_ms"].max()
+    assert (last[ca_runs.groupby("repetition")["stop_reason"].first() == "time_limit"] > limit["time_limit_ms"]).all()
+    gains = pd.read_csv(root / "tables/constraint_aware_gains.csv")
+    assert set(gains["algorithm"]) == {"genetic_algorithm", "diff_evo"} and set(gains["group"]) >= {"all"}
+    for fig in ("score_over_time", "spaces"):
+        assert (root / f"figures/constraint_aware/{fig}.png").stat().st_size > 10_000
     for log in ("runs/A100/dedispersion/time/nsga2/b20.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log",
                 "indicators/A100/dedispersion/time/comparison.log", "summary/summary.log", "tables/study.log",
                 "tables/hyperparameters.log"):
