@@ -96,26 +96,24 @@ def _tradeoff(a: argparse.Namespace) -> None:
     log.info("trade-off %s/%s (%s) -> %s, %s", space.device, space.kernel, a.error, a.pdf, a.png)
 
 
-def _constraint_aware(a: argparse.Namespace) -> None:
+def _scores_figure(a: argparse.Namespace, columns: tuple[str, ...], check: str, draw: str, what: str) -> None:
+    """Read a constraint-aware table, check it and draw it; a bad table is an error naming the file."""
     from analysis.figures import constraint_aware
 
-    scores = read_table(a.scores, SCORES_COLUMNS)
+    frame = read_table(a.scores, columns)
     try:
-        constraint_aware.plot(constraint_aware.check_scores(scores, a.scores), a.pdf, a.png)
+        getattr(constraint_aware, draw)(getattr(constraint_aware, check)(frame, a.scores), a.pdf, a.png)
     except ValueError as exc:
         raise _as_input_error(a.scores, exc) from None
-    log.info("constraint-aware scores -> %s, %s", a.pdf, a.png)
+    log.info("%s -> %s, %s", what, a.pdf, a.png)
+
+
+def _constraint_aware(a: argparse.Namespace) -> None:
+    _scores_figure(a, SCORES_COLUMNS, "check_scores", "plot", "constraint-aware scores over time")
 
 
 def _constraint_aware_spaces(a: argparse.Namespace) -> None:
-    from analysis.figures import constraint_aware
-
-    frame = read_table(a.scores, SPACE_SCORES_COLUMNS)
-    try:
-        constraint_aware.plot_spaces(constraint_aware.check_space_scores(frame, a.scores), a.pdf, a.png)
-    except ValueError as exc:
-        raise _as_input_error(a.scores, exc) from None
-    log.info("constraint-aware per-space scores -> %s, %s", a.pdf, a.png)
+    _scores_figure(a, SPACE_SCORES_COLUMNS, "check_space_scores", "plot_spaces", "constraint-aware per-space scores")
 
 
 def _outputs(s: argparse.ArgumentParser) -> None:
