@@ -29,6 +29,7 @@ from analysis.objectives import custom_objective
 from analysis.runs import space_data
 from analysis.simulate import derive_seed, resolve_options, simulate_run
 from analysis.spaces.space import STATUS_OK, Space
+from analysis.tables import Bootstrap
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[st
     space = Space.load(space_parquet, space_meta)
     objective, values = objective_values(space, threshold)
     space = with_objective(space, objective, values)
-    limits = budget_for_space(space, objective, settings, values)
+    limits = budget_for_space(space, objective, settings)
     options = resolve_options(algorithm, {**options, "constraint_aware": bool(constraint_aware)})
     data = space_data(space, [objective])
     size = len(space.table)
@@ -143,7 +144,7 @@ def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[
     runs = {name: pd.read_parquet(path) for name, path in run_files.items()}
     label = f"{space.device}/{space.kernel}"
     seed = derive_seed(space=label, objective=objective, purpose="methodology score")
-    result, limits = score_runs(space, objective, runs, settings, seed, values)
+    result, limits = score_runs(space, objective, runs, settings, seed)
     counts = space.meta.get("counts", {})
     density = counts.get("constrained", len(space.table)) / counts.get("cartesian", len(space.table))
     rows, curves = [], []
@@ -176,16 +177,6 @@ def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[
     log.info("%s: %s", label, {r["strategy"]: round(r["score"], 3) for r in rows})
 
 
-def _bootstrap_mean(values: np.ndarray, resamples: int, seed: int, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean (NaN with fewer than two values)."""
-    if len(values) < 2:
-        return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    means = rng.choice(values, size=(resamples, len(values)), replace=True).mean(axis=1)
-    alpha = (1 - level) / 2
-    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
-
-
 def gains(scores: pd.DataFrame) -> pd.DataFrame:
     """Per space and algorithm: score with and without awareness and the gain (aware - unaware)."""
     meta = ["space", "kernel", "device", "objective", "threshold", "feasible_fraction", "density", "algorithm"]
@@ -201,14 +192,14 @@ def gains(scores: pd.DataFrame) -> pd.DataFrame:
     return wide.sort_values(["algorithm", "density", "space"], ignore_index=True)
 
 
-def summary(per_space: pd.DataFrame, resamples: int, seed: int) -> pd.DataFrame:
+def summary(per_space: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame:
     """Per algorithm and space group: mean scores and gain over spaces, SD, bootstrap CI, seed 001's gain."""
     rows = []
     groups = [("all", per_space)] + [(g, f) for g, f in per_space.groupby("group")]
     for group, frame in groups:
         for algorithm, f in frame.groupby("algorithm", sort=False):
             g = f["gain"].to_numpy(dtype=float)
-            lo, hi = _bootstrap_mean(g, resamples, seed)
+            lo, hi = boot.ci(g)
             rows.append({
                 "group": group, "algorithm": algorithm, "spaces": len(f),
                 "score_aware": float(f["score_aware"].mean()), "score_unaware": float(f["score_unaware"].mean()),
@@ -262,7 +253,7 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
     scores = pd.concat([pd.read_parquet(f) for f in score_files], ignore_index=True)
     per_space = gains(scores)
     per_space["group"] = np.where(per_space["objective"] == PENALISED, "accuracy threshold", "time")
-    summary_frame = summary(per_space, resamples, seed)
+    summary_frame = summary(per_space, Bootstrap(resamples=resamples, seed=seed))
     scores = scores.sort_values(["space", "algorithm", "constraint_aware"], ignore_index=True)
     write_csv(scores, out_dir / "constraint_aware_runs.csv")  # per strategy: score, stops, budget
     write_csv(per_space, out_dir / "constraint_aware_scores.csv")

@@ -24,7 +24,6 @@ global generator; `score_space` seeds it, so a score is a pure function of its i
 
 from __future__ import annotations
 
-import json
 import math
 import tempfile
 from dataclasses import asdict, dataclass
@@ -45,7 +44,7 @@ T4_INVALIDITY = {STATUS_OK: "correct", "compile": "compile", "runtime": "runtime
 
 @dataclass(frozen=True)
 class ScoreSettings:
-    """The methodology's statistics settings (the package's defaults) and the score's seed."""
+    """The methodology's statistics settings and its runner's acceptance rule (the package's defaults)."""
 
     cutoff_percentile: float = 0.95
     cutoff_percentile_start: float = 0.01
@@ -62,26 +61,16 @@ class ScoreSettings:
         return cls(**{k: cfg[k] for k in asdict(cls()) if k in cfg})
 
 
-def config_key(config: Mapping[str, Any] | tuple, names: list[str] | None = None) -> str:
-    """Kernel Tuner's cache key of a configuration: its values joined by commas."""
-    values = config if isinstance(config, tuple) else tuple(config[n] for n in names or [])
-    return ",".join(str(v) for v in values)
-
-
 def _number(value: float) -> float | str:
     """A JSON-safe measurement: NaN becomes the string the package reads as invalid."""
     return float(value) if math.isfinite(value) else "NaN"
 
 
-def space_t4(space: Space, objective: str, values: np.ndarray | None = None) -> dict[str, Any]:
-    """The space as a T4 results document: every configuration with its times and `objective`.
-
-    `values` overrides the objective's stored column (e.g. a penalised time); times are in ms.
-    """
+def space_t4(space: Space, objective: str) -> dict[str, Any]:
+    """The space as a T4 results document: every configuration with its times (ms) and `objective`."""
     table = space.table
     names = list(space.parameters)
-    if values is None:
-        values = table[space.objective(objective).column].to_numpy(dtype=float)
+    values = table[space.objective(objective).column].to_numpy(dtype=float)
     results = []
     times = {key: table[col].to_numpy(dtype=float) for col, key in T4_TIME_KEYS.items()}
     for i, row in enumerate(table[names + ["status"]].itertuples(index=False)):
@@ -103,12 +92,12 @@ def _plain(v: Any) -> Any:
     return v.item() if hasattr(v, "item") else v
 
 
-def write_space_t4(space: Space, objective: str, path: str | Path, values: np.ndarray | None = None) -> Path:
+def write_space_t4(space: Space, objective: str, path: str | Path) -> Path:
     """Write `space_t4` to `path` (atomically) and return the path."""
     from analysis.io import write_json
 
     path = Path(path)
-    write_json(space_t4(space, objective, values), path)
+    write_json(space_t4(space, objective), path)
     return path
 
 
@@ -160,47 +149,61 @@ def run_accepted(trace: Any, limits: Mapping[str, float]) -> bool:
     return int(inside.sum()) >= limits["min_evaluations"] and int(valid.sum()) >= 2
 
 
-def trace_records(trace: pd.DataFrame, space: Space, objective: str,
-                  values: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class SpaceIndex:
+    """What `trace_records` looks up per evaluation, built once per space and objective."""
+
+    rows: dict[str, int]  # Kernel Tuner cache key -> table row
+    times_ms: np.ndarray  # rows x (compile, verification, benchmark)
+    status: np.ndarray
+    values: np.ndarray  # the objective per row
+
+    @classmethod
+    def of(cls, space: Space, objective: str) -> "SpaceIndex":
+        """Index the space's configurations by their cache key."""
+        table = space.table
+        keys = [_key(r) for r in table[list(space.parameters)].itertuples(index=False)]
+        return cls(dict(zip(keys, range(len(keys)))), table[list(T4_TIME_KEYS)].to_numpy(dtype=float),
+                   table["status"].to_numpy(), table[space.objective(objective).column].to_numpy(dtype=float))
+
+
+def _key(config: tuple) -> str:
+    """Kernel Tuner's cache key of a configuration: its values joined by commas."""
+    return ",".join(str(v) for v in config)
+
+
+def trace_records(trace: pd.DataFrame, index: SpaceIndex, param_names: list[str],
+                  objective: str) -> list[dict[str, Any]]:
     """One run's evaluations as the T4 records the package's `write_results` reads.
 
     A first visit carries the configuration's stored compile/verification/benchmark time (in
     seconds, the package's unit), a repeat none; their running sum is checked against the
     trace's own simulated clock (ms).
-    `values` maps configuration keys to the objective when it is not the stored column.
     """
-    names = list(space.parameters)
-    table = space.table
-    keys = [config_key(tuple(r), names) for r in table[names].itertuples(index=False)]
-    lookup = dict(zip(keys, range(len(keys))))
-    times = table[list(T4_TIME_KEYS)].to_numpy(dtype=float)
-    status = table["status"].to_numpy()
-    stored = values if values is not None else dict(zip(keys, table[space.objective(objective).column]))
     records = []
     elapsed = 0.0
-    params = trace[[f"param.{n}" for n in names]].itertuples(index=False)
+    params = trace[[f"param.{n}" for n in param_names]].itertuples(index=False)
     for config, first, charged in zip(params, trace["first_visit"], trace["sim_time_ms"]):
-        key = config_key(tuple(config))
-        row = lookup.get(key)
+        key = _key(tuple(config))
+        row = index.rows.get(key)
         if row is None:  # a constraint-violating proposal (constraint-unaware pymoo variants)
             records.append({"invalidity": "constraints", "times": {}, "measurements": []})
             continue
-        t = times[row] if first else np.zeros(len(T4_TIME_KEYS))
+        t = index.times_ms[row] if first else np.zeros(len(T4_TIME_KEYS))
         elapsed += float(t.sum())
         if not math.isclose(elapsed, float(charged), rel_tol=1e-9, abs_tol=1e-9):
             raise ValueError(f"trace clock {charged} ms disagrees with the space's times ({elapsed} ms) at {key}")
-        t = t / 1e3
-        ok = status[row] == STATUS_OK
+        ok = index.status[row] == STATUS_OK
         records.append({
-            "invalidity": T4_INVALIDITY[str(status[row])],
-            "times": dict(zip(T4_TIME_KEYS.values(), map(float, t))),
-            "measurements": [{"name": objective, "value": float(stored[key]) if ok else math.nan}],
+            "invalidity": T4_INVALIDITY[str(index.status[row])],
+            "times": dict(zip(T4_TIME_KEYS.values(), map(float, t / 1e3))),
+            "measurements": [{"name": objective, "value": float(index.values[row]) if ok else math.nan}],
         })
     return records
 
 
 def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, workdir: str | Path,
-                   values: Mapping[str, float] | None = None):
+                   index: SpaceIndex | None = None):
     """The package's StochasticOptimizationAlgorithm curve of all repetitions in `runs`."""
     from autotuning_methodology.caching import ResultsDescription
     from autotuning_methodology.curves import StochasticOptimizationAlgorithm
@@ -212,7 +215,9 @@ def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, 
         objective_time_keys=list(T4_TIME_KEYS.values()), objective_performance_keys=[objective],
         minimization=True,
     )
-    repeated = [trace_records(frame, space, objective, values) for _, frame in runs.groupby("repetition", sort=True)]
+    index = index or SpaceIndex.of(space, objective)
+    names = list(space.parameters)
+    repeated = [trace_records(frame, index, names, objective) for _, frame in runs.groupby("repetition", sort=True)]
     write_results(repeated, description)
     return StochasticOptimizationAlgorithm(description)
 
@@ -253,28 +258,19 @@ def score_space(stats: Any, curves: Mapping[str, Any], settings: ScoreSettings, 
 
 
 def score_runs(space: Space, objective: str, runs: Mapping[str, pd.DataFrame], settings: ScoreSettings,
-               seed: int, values: np.ndarray | None = None) -> tuple[dict[str, Any], dict[str, float]]:
+               seed: int) -> tuple[dict[str, Any], dict[str, float]]:
     """Score every strategy's runs on one space: (score_space's result, the budget)."""
     with tempfile.TemporaryDirectory(prefix="tsb-score-") as tmp:
-        t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json", values)
+        t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json")
         stats = space_statistics(t4, space.kernel, space.device, objective)
-        keyed = None
-        if values is not None:
-            names = list(space.parameters)
-            keys = [config_key(tuple(r), names) for r in space.table[names].itertuples(index=False)]
-            keyed = dict(zip(keys, map(float, values)))
-        curves = {name: strategy_curve(name, frame, space, objective, tmp, keyed) for name, frame in runs.items()}
+        index = SpaceIndex.of(space, objective)
+        curves = {name: strategy_curve(name, frame, space, objective, tmp, index) for name, frame in runs.items()}
         return score_space(stats, curves, settings, seed), budget(stats, settings)
 
 
-def budget_for_space(space: Space, objective: str, settings: ScoreSettings,
-                     values: np.ndarray | None = None) -> dict[str, float]:
+def budget_for_space(space: Space, objective: str, settings: ScoreSettings) -> dict[str, float]:
     """`budget` of a stored space, through a temporary T4 file."""
     with tempfile.TemporaryDirectory(prefix="tsb-budget-") as tmp:
-        t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json", values)
+        t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json")
         return budget(space_statistics(t4, space.kernel, space.device, objective), settings)
 
-
-def dumps(obj: Any) -> str:
-    """JSON for budgets and settings (sorted keys)."""
-    return json.dumps(obj, sort_keys=True, indent=2)

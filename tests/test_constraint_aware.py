@@ -15,9 +15,9 @@ from analysis.constraint_aware import feasible_fraction, gains, objective_values
 from analysis.errors import ConfigError
 from analysis.methodology import (
     ScoreSettings,
+    SpaceIndex,
     budget,
     run_accepted,
-    score_runs,
     score_space,
     space_statistics,
     space_t4,
@@ -114,10 +114,11 @@ def _oracle_runs(space, repetitions=4, length=30, seed=0):
 
 def test_trace_records_refuse_a_clock_that_disagrees_with_the_space(bessel):
     runs = _oracle_runs(bessel, repetitions=1)
-    assert len(trace_records(runs, bessel, "time")) == len(runs)
+    index, names = SpaceIndex.of(bessel, "time"), list(bessel.parameters)
+    assert len(trace_records(runs, index, names, "time")) == len(runs)
     runs.loc[3, "sim_time_ms"] += 5.0
     with pytest.raises(ValueError, match="disagrees"):
-        trace_records(runs, bessel, "time")
+        trace_records(runs, index, names, "time")
 
 
 def test_the_optimum_at_once_scores_one_and_scores_are_reproducible(bessel, stats, tmp_path):
