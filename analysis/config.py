@@ -130,9 +130,12 @@ def _check_simulation(config: dict[str, Any], source: str) -> None:
             if tuned not in grids:
                 raise ConfigError(source, f"unknown hyperparameter grid '{tuned}' (defined: {', '.join(grids)})",
                                   field=f"simulation.algorithms.{label}.tuned")
-            if grids[tuned]["algorithm"] != setting["algorithm"]:
-                raise ConfigError(source, f"grid '{tuned}' tunes {grids[tuned]['algorithm']}, not "
-                                  f"{setting['algorithm']}", field=f"simulation.algorithms.{label}.tuned")
+            # A constraint-unaware twin may take its aware algorithm's picks (same options).
+            grid_algorithm = grids[tuned]["algorithm"]
+            if setting["algorithm"] not in (grid_algorithm, f"{grid_algorithm}_unaware"):
+                raise ConfigError(source, f"grid '{tuned}' tunes {grid_algorithm}, not "
+                                  f"{setting['algorithm']} (nor its constraint-unaware twin)",
+                                  field=f"simulation.algorithms.{label}.tuned")
             missing = sorted(set(sim["budgets"]) - set(hp["budgets"] or sim["budgets"]))
             if missing:
                 raise ConfigError(source, f"grid '{tuned}' has no runs at budgets {missing}",

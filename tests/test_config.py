@@ -14,7 +14,7 @@ SPACE = {"kernel": "k", "device": "d", "source": "data/x.json"}
 def test_both_configs_validate():
     full = cfg.load(REPO / "config" / "config.yaml")
     tiny = cfg.load(REPO / "config" / "test.yaml")
-    assert len(full["spaces"]) == 12
+    assert len(full["spaces"]) == 21  # 12 benchmark_hub + 9 host-CPU spaces
     assert tiny["output_root"] != "."  # the tiny study never overwrites published artifacts
     cfg.check_files(full, REPO)
     cfg.check_files(tiny, REPO)
@@ -59,6 +59,17 @@ def test_duplicate_space_and_missing_file():
     with pytest.raises(ConfigError, match="file not found") as exc:
         cfg.check_files(c, REPO)
     assert exc.value.field == "spaces[0].source"
+
+
+def test_tuned_grid_must_tune_the_algorithm_or_its_unaware_twin():
+    def config(algorithm):
+        return {"spaces": [SPACE], "simulation": {"algorithms": {"a": {"algorithm": algorithm, "tuned": "nsga2"}}}}
+
+    c = cfg.validate(config("nsga2_unaware"))  # the ablation takes its aware twin's picks
+    assert c["simulation"]["algorithms"]["a"]["tuned"] == "nsga2"
+    with pytest.raises(ConfigError, match="tunes nsga2, not nsga3") as exc:
+        cfg.validate(config("nsga3"))
+    assert exc.value.field == "simulation.algorithms.a.tuned"
 
 
 def test_defaults_are_filled():
