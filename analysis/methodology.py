@@ -6,7 +6,9 @@ the space's median to its optimum), and a score averaged over sampling times (0 
 1 = optimum at once). This module only feeds the package: it writes a stored space as the T4
 file the package's `SearchspaceStatistics` reads, turns simulated traces into the T4 evaluation
 records the package's `write_results` turns into its arrays, and calls the package's baseline,
-curve and aggregation code. Nothing of the score is re-implemented here.
+curve and aggregation code. Nothing of the score is re-implemented here. One option departs
+from the package: `ScoreSettings.baseline = "expected_rank"` moves its calculated baseline one
+rank back, to where random search really is (`calculated_baseline`); the default keeps it as is.
 
 The time axis. The package's own runner sums the T4 `times` of every evaluation returned by
 Kernel Tuner, including wall-clock framework and strategy time. Here the time of an evaluation
@@ -54,6 +56,10 @@ class ScoreSettings:
     # the package's runner keeps a run only with this many evaluations inside the scored time range
     minimum_fraction_of_budget_valid: float = 0.25
     minimum_number_of_valid_search_iterations: int = 25
+    # "package": the package's calculated random-search baseline as it is (as seed 001 scored);
+    # "expected_rank": the same baseline at the exact expected rank of the best of M draws (see
+    # `calculated_baseline`)
+    baseline: str = "package"
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> "ScoreSettings":
@@ -222,6 +228,34 @@ def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, 
     return StochasticOptimizationAlgorithm(description)
 
 
+BASELINES = ("package", "expected_rank")
+
+
+def calculated_baseline(stats: Any, kind: str = "package") -> Any:
+    """The package's calculated random-search baseline on `stats`, as it is or at the exact rank.
+
+    The package takes the best of M uniform draws without replacement from N configurations to
+    sit at round(M (N + 1) / (M + 1)) in its worst-first list, 0-based. That expression is the
+    expected 1-based position, so the package's baseline stands one rank nearer the optimum than
+    random search gets, which scores a sound random search below 0 late in the budget, where only
+    a few configurations beat it. "expected_rank" subtracts the one.
+    """
+    from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
+
+    if kind not in BASELINES:
+        raise ValueError(f"unknown baseline {kind!r}; valid: {', '.join(BASELINES)}")
+    if kind == "package":
+        return RandomSearchCalculatedBaseline(stats)
+
+    class ExpectedRankBaseline(RandomSearchCalculatedBaseline):
+        """The package's calculated baseline with the expected rank turned into a 0-based index."""
+
+        def _redwhite_index(self, M: int, N: int) -> int:
+            return min(N - 1, max(0, round(M * (N + 1) / (M + 1)) - 1))
+
+    return ExpectedRankBaseline(stats)
+
+
 def score_space(stats: Any, curves: Mapping[str, Any], settings: ScoreSettings, seed: int) -> dict[str, Any]:
     """Score each strategy's curve on one space with the package's aggregation code.
 
@@ -229,7 +263,6 @@ def score_space(stats: Any, curves: Mapping[str, Any], settings: ScoreSettings, 
     standardised curve over that range, its score (mean over the range) and the fraction of
     the range backed by at least half of the runs (the package's real-stopping-point fraction).
     """
-    from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
     from autotuning_methodology.report_experiments import get_strategies_aggregated_performance
 
     # the x-axis exactly as the package's get_aggregation_data builds it
@@ -237,7 +270,7 @@ def score_space(stats: Any, curves: Mapping[str, Any], settings: ScoreSettings, 
         settings.cutoff_percentile_start, settings.cutoff_percentile)
     time_range = np.linspace(start=time_start, stop=time_end, num=int(settings.time_resolution))
     fevals_range = np.arange(start=fevals_start, stop=fevals_end + 1)
-    baseline = RandomSearchCalculatedBaseline(stats)
+    baseline = calculated_baseline(stats, settings.baseline)
     names = list(curves)
     state = np.random.get_state()
     np.random.seed(seed)

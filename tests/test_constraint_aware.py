@@ -17,6 +17,7 @@ from analysis.methodology import (
     ScoreSettings,
     SpaceIndex,
     budget,
+    calculated_baseline,
     run_accepted,
     score_space,
     space_statistics,
@@ -165,6 +166,42 @@ def test_simulated_random_search_follows_the_calculated_baseline_on_its_clock(tm
         assert baseline.time_to_fevals(np.array([t]))[0] == pytest.approx(t * per_second, abs=1)
 
 
+def test_expected_rank_baseline_sits_one_rank_behind_the_packages(stats):
+    """The best of M draws without replacement from N sits, on average, at 0-based position
+    M (N + 1) / (M + 1) - 1 of the worst-first list (checked by enumerating a small case); the
+    package's baseline indexes that list at M (N + 1) / (M + 1), one rank nearer the optimum."""
+    from itertools import combinations
+
+    n, m = 7, 3
+    assert np.mean([max(c) for c in combinations(range(n), m)]) == pytest.approx(m * (n + 1) / (m + 1) - 1)
+
+    package, expected = calculated_baseline(stats, "package"), calculated_baseline(stats, "expected_rank")
+    worst_first = package._redwhite_index_dist
+    big = len(worst_first)
+    for draws in (1, 10, 100):
+        index = round(draws * (big + 1) / (draws + 1))
+        fevals = np.array([draws, draws])  # two points: the package returns its draws unsmoothed
+        np.testing.assert_array_equal(package.get_curve(fevals, "fevals"), worst_first[[index] * 2])
+        np.testing.assert_array_equal(expected.get_curve(fevals, "fevals"), worst_first[[index - 1] * 2])
+    with pytest.raises(ValueError, match="unknown baseline 'exact'"):
+        calculated_baseline(stats, "exact")
+
+
+def test_random_search_runs_as_the_reference_and_cannot_run_unaware(bessel, tmp_path):
+    from analysis.constraint_aware import run
+
+    meta = tmp_path / "space.json"
+    parquet = tmp_path / "space.parquet"
+    bessel.save(parquet, meta)
+    settings = ScoreSettings(time_resolution=50)
+    run(parquet, meta, None, "rs", "rs", {}, True, 2, settings, 10.0, tmp_path / "rs.parquet", tmp_path / "rs.json")
+    runs = pd.read_parquet(tmp_path / "rs.parquet")
+    assert sorted(runs["repetition"].unique()) == [0, 1] and runs["first_visit"].all()
+    assert set(runs["stop_reason"]) == {"time_limit"}
+    with pytest.raises(ValueError, match="cannot run constraint-unaware"):
+        run(parquet, meta, None, "rs", "rs", {}, False, 2, settings, 10.0, tmp_path / "x.parquet", tmp_path / "x.json")
+
+
 def test_decay_penalty_and_feasible_fraction(bessel):
     threshold = {"tau": -3.5, "error": "mre", "beta": 1.0}
     name, values = objective_values(bessel, threshold)
@@ -189,9 +226,14 @@ def test_gains_pair_aware_and_unaware_per_space():
             rows.append({"space": space, "kernel": space[-1], "device": space[0], "objective": "time",
                          "threshold": math.nan, "feasible_fraction": 1.0, "density": density,
                          "algorithm": "pso", "constraint_aware": aware, "score": score if space == "a/x" else -score})
-    out = gains(pd.DataFrame(rows))
-    assert list(out["space"]) == ["a/x", "b/y"]
-    np.testing.assert_allclose(out["gain"], [0.4, -0.4])
+    reference = {**rows[0], "algorithm": "rs", "constraint_aware": True, "score": -0.05}
+    out = gains(pd.DataFrame(rows + [reference]))
+    pso = out[out["algorithm"] == "pso"]
+    assert list(pso["space"]) == ["a/x", "b/y"]
+    np.testing.assert_allclose(pso["gain"], [0.4, -0.4])
+    # random search has no unaware twin: its score stands alone and it gains nothing
+    rs = out[out["algorithm"] == "rs"].iloc[0]
+    assert rs["score_aware"] == -0.05 and math.isnan(rs["score_unaware"]) and math.isnan(rs["gain"])
 
 
 def _config(**ca):

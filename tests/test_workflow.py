@@ -34,12 +34,15 @@ def planned_jobs(*args: str, cwd: Path) -> Counter:
 
 def test_dry_run_full_config(tmp_path):
     jobs = planned_jobs(cwd=tmp_path)
-    runs = 12 * 5 * 4  # spaces x settings x budgets; no training kernel among the spaces, so no grid
-    # the constraint-aware study: 12 spaces x 4 strategies x (aware, unaware)
-    assert jobs == Counter(import_space=12, true_fronts=12, spaces_table=1, simulate=runs, indicators=12,
-                           summary=1, study_tables=1, figure_anytime=12, figure_anytime_grid=1, ca_run=12 * 8,
-                           ca_score=12, ca_tables=1, figure_constraint_aware=1, figure_constraint_aware_spaces=1,
-                           all=1)
+    hub, cpu = 12, 9  # benchmark_hub spaces (time) and host-CPU spaces (O3, O5)
+    sets = hub + 2 * cpu  # (space, objective set) pairs
+    runs = sets * 5 * 4  # x settings x budgets
+    grid = 3 * (9 + 6) * 4  # training spaces (bessel, convolution2d, mriq) x grid settings x budgets
+    assert jobs == Counter(import_space=hub + cpu, true_fronts=hub + cpu, spaces_table=1, simulate=runs + grid,
+                           indicators=sets + 3 * 2, hyperparameters=1, summary=1, study_tables=1,
+                           figure_anytime=sets, figure_anytime_grid=3, figure_tradeoff=cpu, figure_hyperparameters=1,
+                           ca_run=(hub + cpu) * (4 * 2 + 1), ca_score=hub + cpu, ca_tables=1, figure_constraint_aware=1,
+                           figure_constraint_aware_spaces=1, all=1)
 
 
 def test_dry_run_tiny_config(tmp_path):
@@ -50,7 +53,7 @@ def test_dry_run_tiny_config(tmp_path):
     assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=3, true_fronts=3, spaces_table=1,
                            simulate=runs, indicators=3 + 1, hyperparameters=1, summary=1, study_tables=1,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
-                           ca_run=2 * 4, ca_score=2, ca_tables=1, figure_constraint_aware=1,
+                           ca_run=2 * (2 * 2 + 1), ca_score=2, ca_tables=1, figure_constraint_aware=1,
                            figure_constraint_aware_spaces=1, all=1)
 
 
@@ -97,7 +100,7 @@ def test_tiny_config_runs_every_stage(tmp_path):
     assert (root / "tables/aware_over_unaware.md").read_text().startswith("# Constraint-aware")
     # the constraint-aware study: time-limited runs, scored; Bessel on time with the decay penalty
     ca = pd.read_csv(root / "tables/constraint_aware_runs.csv")
-    assert len(ca) == 8 and (ca["runs"] == 3).all() and ca["score"].notna().all()
+    assert len(ca) == 2 * 5 and (ca["runs"] == 3).all() and ca["score"].notna().all()
     assert set(ca["objective"]) == {"time", "time_decay"}
     assert ca.loc[ca["space"] == "host-cpu/bessel", "threshold"].eq(-3.5).all()
     ca_runs = pd.read_parquet(root / "results/constraint_aware/runs/A100/dedispersion/de_aware.parquet")
@@ -106,13 +109,21 @@ def test_tiny_config_runs_every_stage(tmp_path):
     last = ca_runs.groupby("repetition")["sim_time_ms"].max()
     assert (last[ca_runs.groupby("repetition")["stop_reason"].first() == "time_limit"] > limit["time_limit_ms"]).all()
     gains = pd.read_csv(root / "tables/constraint_aware_gains.csv")
-    assert set(gains["algorithm"]) == {"genetic_algorithm", "diff_evo"} and set(gains["group"]) >= {"all"}
+    assert set(gains["algorithm"]) == {"genetic_algorithm", "diff_evo", "rs"} and set(gains["group"]) >= {"all"}
     for fig in ("score_over_time", "spaces"):
         assert (root / f"figures/constraint_aware/{fig}.png").stat().st_size > 10_000
     for log in ("runs/A100/dedispersion/time/nsga2/b20.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log",
                 "indicators/A100/dedispersion/time/comparison.log", "summary/summary.log", "tables/study.log",
                 "tables/hyperparameters.log"):
         assert (root / "logs" / log).stat().st_size > 0, log
+    # the HTML report gathers every table and figure marked for it, with its caption
+    out = snakemake("--configfile", str(REPO / "config/test.yaml"), "--report", str(tmp_path / "report.html"),
+                    cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    html = (tmp_path / "report.html").read_text()
+    for name in ("spaces.csv", "hyperparameters.csv", "improvement_over_rs.csv", "constraint_aware_gains.csv",
+                 "fronts.pdf", "score_over_time.pdf", "all_time.pdf"):
+        assert name in html, name
 
 
 def test_bad_source_fails_cleanly_and_keeps_other_results(tmp_path):

@@ -30,12 +30,16 @@ def check_scores(scores: pd.DataFrame, source: str | None = None) -> pd.DataFram
     return scores
 
 
+REFERENCE = "rs"  # random search: drawn in every panel, not compared with an unaware twin
+
+
 def _algorithms(frame: pd.DataFrame) -> list[str]:
-    return [a for a in style.COLOURS if a in set(frame["algorithm"])]
+    return [a for a in style.COLOURS if a in set(frame["algorithm"]) and a != REFERENCE]
 
 
 def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
-    """One panel per algorithm: score vs fraction of the time budget, solid aware, dashed unaware.
+    """One panel per algorithm: score vs fraction of the time budget, solid aware, dashed unaware,
+    and random search (the reference, where run) thin in every panel.
 
     One space: the band is the package's 95 % prediction interval. Several: the lines are the
     mean over spaces (each weighted equally, the package's aggregate) and no band is drawn.
@@ -59,6 +63,9 @@ def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
                 if len(spaces) == 1:
                     ax.fill_between(g["time_fraction"], g["score_lower"], g["score_upper"], color=c, alpha=0.12, lw=0)
                 ax.plot(g["time_fraction"], g["score"], color=c, ls=style.linestyle(a, aware))
+            ref = mean[mean["algorithm"] == REFERENCE].sort_values("time_fraction")
+            if not ref.empty:
+                ax.plot(ref["time_fraction"], ref["score"], color=style.colour(REFERENCE), lw=0.7, ls=style.DOTTED)
             ax.axhline(0.0, color="black", lw=0.6)
             ax.set_title(style.label(a))
         for ax in axes.flat[len(algorithms):]:
@@ -67,8 +74,11 @@ def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
         fig.supylabel("performance score", fontsize=8)
         handles = [Line2D([], [], color="black", ls=style.SOLID, label="constraint-aware"),
                    Line2D([], [], color="black", ls=style.DASHED, label="constraint-unaware")]
+        if (scores["algorithm"] == REFERENCE).any():
+            handles.append(Line2D([], [], color=style.colour(REFERENCE), lw=0.7, ls=style.DOTTED,
+                                  label=style.label(REFERENCE)))
         where = spaces[0] if len(spaces) == 1 else f"mean over {len(spaces)} spaces"
-        fig.legend(handles=handles, loc="outside upper center", ncols=2, title=where, title_fontsize=7)
+        fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), title=where, title_fontsize=7)
         style.save(fig, pdf, png)
 
 
@@ -87,8 +97,10 @@ def check_space_scores(frame: pd.DataFrame, source: str | None = None) -> pd.Dat
 
 def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
     """Seed 001 Fig. 5: per space (sparsest at the top) the score with (filled) and without (open)
-    awareness, one panel per algorithm; right, the gain against the space's density."""
+    awareness, one panel per algorithm; right, the gain against the space's density. Random
+    search (no unaware twin) is left out."""
     frame = check_space_scores(frame)
+    frame = frame[frame["algorithm"] != REFERENCE]
     algorithms = _algorithms(frame)
     order = (frame.drop_duplicates("space").sort_values(["density", "space"], ascending=[False, True])["space"]
              .tolist())

@@ -69,6 +69,7 @@ MARKERS = {
 
 SOLID = "-"
 DASHED = (0, (4.0, 1.8))
+DOTTED = (0, (1.0, 1.5))
 # Further settings of one algorithm (e.g. two option sets of nsga2) get these patterns in turn.
 EXTRA_PATTERNS = [(0, (1.0, 1.2)), (0, (5.0, 1.5, 1.0, 1.5)), (0, (2.5, 1.0, 1.0, 1.0, 1.0, 1.0))]
 NEUTRAL = "#7F7F7F"  # configurations that are not highlighted

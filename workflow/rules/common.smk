@@ -60,7 +60,7 @@ CA_STRATEGIES = {
         "algorithm": spec["algorithm"], "options": spec["options"], "constraint_aware": aware}
     for name, spec in CA["strategies"].items()
     for aware in (True, False)
-}
+} | ({"rs": {"algorithm": "rs", "options": {}, "constraint_aware": True}} if CA["random_search"] else {})
 CA_SETTINGS = {key: CA[key] for key in ("cutoff_percentile", "cutoff_percentile_start", "cutoff_margin",
                                         "time_resolution", "confidence_level")}
 

@@ -58,7 +58,7 @@ rule ca_score:
     params:
         threshold=ca_threshold,
         strategies=json_arg(CA_STRATEGIES),
-        settings=json_arg(CA_SETTINGS),
+        settings=json_arg({**CA_SETTINGS, "baseline": CA["baseline"]}),
     conda:
         ENV
     shell:
