@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FormatStrFormatter
+from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
 
 from analysis.figures import style
 from analysis.figures.contracts import SCORES_COLUMNS, SPACE_SCORES_COLUMNS, as_bool, require
@@ -52,8 +52,9 @@ def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
     ncols = min(2, len(algorithms))
     nrows = math.ceil(len(algorithms) / ncols)
     with style.context():
+        # each panel its own y range: one strategy far below the baseline would flatten the others
         fig, axes = style.figure(height=1.45 * nrows + 0.6, nrows=nrows, ncols=ncols, squeeze=False,
-                                 sharex=True, sharey=True)
+                                 sharex=True, sharey=False)
         for ax, a in zip(axes.flat, algorithms):
             for aware in (True, False):
                 g = mean[(mean["algorithm"] == a) & (mean["constraint_aware"] == aware)].sort_values("time_fraction")
@@ -129,8 +130,9 @@ def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
             ax.plot(100 * g["density"], g["gain"], style.MARKERS.get(a, "o"), color=style.colour(a), ms=3.5,
                     label=style.label(a), ls="none")
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(FixedLocator([10, 20, 50, 100]))
         ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
-        ax.xaxis.set_minor_formatter(FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.axhline(0.0, color="black", lw=0.6)
         ax.set_xlabel("density (%)")
         ax.set_ylabel("gain (aware - unaware)")
