@@ -216,7 +216,7 @@ def summary(per_space: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame:
                 "gain_sd": float(g.std(ddof=1)) if len(g) > 1 else math.nan,
                 "gain_ci_low": lo, "gain_ci_high": hi, "spaces_gaining": int((g > 0).sum()),
                 "seed001_gain": SEED_001_GAINS.get(algorithm, math.nan),
-                "gain_density_spearman": _spearman(f["density"], f["gain"]) if len(g) else math.nan,
+                "gain_density_spearman": _spearman(f["density"], f["gain"]),  # NaN for rs: no gains
             })
     return pd.DataFrame(rows)
 
