@@ -214,11 +214,13 @@ def summary(per_space: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame:
                 "score_aware": float(f["score_aware"].mean()), "score_unaware": float(f["score_unaware"].mean()),
                 "gain": float(g.mean()) if len(g) else math.nan,
                 "gain_sd": float(g.std(ddof=1)) if len(g) > 1 else math.nan,
-                "gain_ci_low": lo, "gain_ci_high": hi, "spaces_gaining": int((g > 0).sum()),
+                "gain_ci_low": lo, "gain_ci_high": hi, "spaces_gaining": int((g > 0).sum()) if len(g) else pd.NA,
                 "seed001_gain": SEED_001_GAINS.get(algorithm, math.nan),
                 "gain_density_spearman": _spearman(f["density"], f["gain"]),  # NaN for rs: no gains
             })
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame["spaces_gaining"] = frame["spaces_gaining"].astype("Int64")  # empty for rs: no gain to count
+    return frame
 
 
 def _spearman(x: pd.Series, y: pd.Series) -> float:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis import config as study_config
-from analysis.constraint_aware import feasible_fraction, gains, objective_values, with_objective
+from analysis.constraint_aware import feasible_fraction, gains, objective_values, summary, with_objective
 from analysis.errors import ConfigError
 from analysis.methodology import (
     ScoreSettings,
@@ -29,6 +29,7 @@ from analysis.methodology import (
 from analysis.runs import space_data
 from analysis.simulate import simulate_run
 from analysis.spaces.importers import import_space
+from analysis.tables import Bootstrap
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = ROOT / "data" / "sweeps" / "cpu" / "intel-xeon-vm"
@@ -234,6 +235,11 @@ def test_gains_pair_aware_and_unaware_per_space():
     # random search has no unaware twin: its score stands alone and it gains nothing
     rs = out[out["algorithm"] == "rs"].iloc[0]
     assert rs["score_aware"] == -0.05 and math.isnan(rs["score_unaware"]) and math.isnan(rs["gain"])
+
+    out["group"] = "time"
+    table = summary(out, Bootstrap(resamples=200, seed=1)).set_index(["group", "algorithm"])
+    assert table.loc[("all", "pso"), "spaces_gaining"] == 1 and table.loc[("all", "pso"), "gain"] == pytest.approx(0)
+    assert pd.isna(table.loc[("all", "rs"), "spaces_gaining"])  # no gain to count, not zero spaces
 
 
 def _config(**ca):
