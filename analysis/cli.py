@@ -66,7 +66,8 @@ def _tables(a: argparse.Namespace) -> None:
     from analysis import tables
 
     boot = tables.Bootstrap(resamples=a.bootstrap_resamples, seed=a.bootstrap_seed)
-    tables.run(a.final, a.runs, json.loads(a.settings), boot, a.out_dir, a.names)
+    tables.run(a.final, a.runs, json.loads(a.settings), boot, a.out_dir, a.names,
+               json.loads(a.objective_sets) if a.objective_sets else None)
 
 
 def _ca_settings(a: argparse.Namespace):
@@ -193,6 +194,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--final", required=True)
     s.add_argument("--runs", required=True)
     s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
+    s.add_argument("--objective-sets", default="", help="JSON: objective set -> objectives (scopes of the means)")
     s.add_argument("--bootstrap-resamples", type=int, default=10000)
     s.add_argument("--bootstrap-seed", type=int, default=0)
     s.add_argument("--out-dir", required=True)

@@ -183,9 +183,12 @@ def speedup_per_kernel(per_space: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def eval_time(final: pd.DataFrame, rs: str, others: Sequence[str], boot: Bootstrap) -> pd.DataFrame:
+def eval_time(final: pd.DataFrame, rs: str, others: Sequence[str], boot: Bootstrap,
+              objective_sets: Sequence[str] | None = None) -> pd.DataFrame:
     """Table 5: evaluation time saved against RS at equal budget, per budget and setting."""
     med = _medians(final, "eval_time_ms")
+    if objective_sets is not None:
+        med = med[med.index.get_level_values("objective_set").isin(objective_sets)]
     rows = []
     for setting in others:
         if setting not in med or rs not in med:
@@ -195,6 +198,37 @@ def eval_time(final: pd.DataFrame, rs: str, others: Sequence[str], boot: Bootstr
         for budget, part in saved.groupby(level="budget"):
             rows.append({"setting": setting, "budget": int(budget), **_summary(part, boot)})
     return pd.DataFrame(rows)
+
+
+def scopes(present: Sequence[str], objective_sets: Mapping[str, Sequence[str]] | None = None
+           ) -> list[tuple[str, list[str]]]:
+    """The groups of objective sets a mean over spaces x objective sets is taken over.
+
+    "all" pools every set present; "multi-objective" pools the sets of two or more objectives when
+    single-objective sets are present too (the thesis's tables pool O3 and O5 only); and each set
+    stands alone when there is more than one. Sets keep the order of `objective_sets`.
+    """
+    order = list(objective_sets or ())
+    present = sorted(set(present), key=lambda s: (order.index(s) if s in order else len(order), s))
+    out = [("all", present)]
+    if objective_sets:
+        multi = [s for s in present if len(objective_sets.get(s, ())) > 1]
+        if 1 < len(multi) < len(present):
+            out.append(("multi-objective", multi))
+    if len(present) > 1:
+        out += [(s, [s]) for s in present]
+    return out
+
+
+def by_scope(table, final: pd.DataFrame, objective_sets: Mapping[str, Sequence[str]] | None,
+             *args) -> pd.DataFrame:
+    """`table(final, *args, objective_sets=sets)` for every scope, stacked with a leading `scope` column."""
+    parts = []
+    for name, sets in scopes(final["objective_set"].unique(), objective_sets):
+        part = table(final, *args, objective_sets=sets)
+        part.insert(0, "scope", name)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def significance(final: pd.DataFrame, baseline: str, others: Sequence[str]) -> pd.DataFrame:
@@ -238,6 +272,7 @@ def aware_twins(settings: Mapping[str, str]) -> list[tuple[str, str]]:
 
 
 DOCS = {
+    "scope": "objective sets pooled: all, multi-objective (sets of two or more objectives), or one set",
     "n": "(space, objective set) pairs in the mean",
     "n_undefined": "pairs excluded because the baseline median IGD+ is 0 and the other's is not",
     "mean_pct": "mean relative improvement in % (positive: better than the baseline)",
@@ -246,9 +281,11 @@ DOCS = {
 }
 
 
-def build(final: pd.DataFrame, runs: pd.DataFrame, settings: Mapping[str, str], boot: Bootstrap
+def build(final: pd.DataFrame, runs: pd.DataFrame, settings: Mapping[str, str], boot: Bootstrap,
+          objective_sets: Mapping[str, Sequence[str]] | None = None
           ) -> dict[str, tuple[pd.DataFrame, str, dict[str, str]]]:
-    """Every table: name -> (frame, title, column docs). `settings`: comparison label -> algorithm."""
+    """Every table: name -> (frame, title, column docs). `settings`: comparison label -> algorithm;
+    `objective_sets`: set name -> objectives (the config's), which defines the scopes of the means."""
     final = final[final["setting"].isin(list(settings))]
     runs = runs[runs["setting"].isin(list(settings))]
     rs = [s for s, a in settings.items() if a == "rs"]
@@ -263,13 +300,13 @@ def build(final: pd.DataFrame, runs: pd.DataFrame, settings: Mapping[str, str], 
                         "hv_*": "hypervolume, reference point 1.1 per normalised objective",
                         "eval_time_median_ms": "median cumulative simulated evaluation time",
                         "stopped_early": "runs that ended before their budget"}),
-        "improvement_over_rs": (improvement(final, rs, others, boot), "Relative improvement over RS (Table 2)",
+        "improvement_over_rs": (by_scope(improvement, final, objective_sets, rs, others, boot), "Relative improvement over RS (Table 2)",
                                 {**DOCS, "note": boot_note}),
         "significance": (significance(final, rs, others), "Each setting against RS: Mann-Whitney U, Holm, A12",
                          {"p_value": "two-sided Mann-Whitney U on final IGD+",
                           "p_holm": "Holm-adjusted within (space, objective set, budget)",
                           "a12": "P(setting's IGD+ < RS's) + 0.5 P(tie); > 0.5 favours the setting"}),
-        "eval_time": (eval_time(final, rs, others, boot), "Evaluation time saved against RS at equal budget "
+        "eval_time": (by_scope(eval_time, final, objective_sets, rs, others, boot), "Evaluation time saved against RS at equal budget "
                       "(Table 5)", {**DOCS, "mean_pct": "mean of (T_RS - T_A) / T_RS in %", "note": boot_note}),
     }
     per_space = speedup(runs, final, rs, others)
@@ -287,13 +324,12 @@ def build(final: pd.DataFrame, runs: pd.DataFrame, settings: Mapping[str, str], 
     n2 = [s for s, a in settings.items() if a == "nsga2"]
     n3 = [s for s, a in settings.items() if a == "nsga3"]
     if len(n2) == 1 and len(n3) == 1:
-        both = improvement(final, n2[0], n3, boot).assign(objective_sets="all")
-        o5 = improvement(final, n2[0], n3, boot, objective_sets=["O5"]).assign(objective_sets="O5")
-        tables["nsga3_over_nsga2"] = (pd.concat([both, o5], ignore_index=True),
-                                      "NSGA-III over NSGA-II (Table 3)", {**DOCS, "note": boot_note})
+        tables["nsga3_over_nsga2"] = (by_scope(improvement, final, objective_sets, n2[0], n3, boot),
+                                      "NSGA-III over NSGA-II (Table 3; the thesis's O5-only column is scope O5)",
+                                      {**DOCS, "note": boot_note})
     twins = aware_twins(settings)
     if twins:
-        parts = [improvement(final, unaware, [aware], boot) for unaware, aware in twins]
+        parts = [by_scope(improvement, final, objective_sets, unaware, [aware], boot) for unaware, aware in twins]
         sig = [significance(final, unaware, [aware]) for unaware, aware in twins]
         tables["aware_over_unaware"] = (pd.concat(parts, ignore_index=True),
                                         "Constraint-aware over constraint-unaware twin", {**DOCS, "note": boot_note})
@@ -306,10 +342,10 @@ def build(final: pd.DataFrame, runs: pd.DataFrame, settings: Mapping[str, str], 
 
 
 def run(final_parquet: str | Path, runs_parquet: str | Path, settings: Mapping[str, str], boot: Bootstrap,
-        out_dir: str | Path, names: Sequence[str]) -> None:
+        out_dir: str | Path, names: Sequence[str], objective_sets: Mapping[str, Sequence[str]] | None = None) -> None:
     """Build the tables and write `<name>.csv` and `<name>.md` for each of `names` (an absent table is an
     error: the config must imply it)."""
-    tables = build(pd.read_parquet(final_parquet), pd.read_parquet(runs_parquet), settings, boot)
+    tables = build(pd.read_parquet(final_parquet), pd.read_parquet(runs_parquet), settings, boot, objective_sets)
     missing = [n for n in names if n not in tables]
     if missing:
         raise ValueError(f"tables {missing} cannot be built from these settings ({dict(settings)})")

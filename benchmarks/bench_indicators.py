@@ -23,10 +23,22 @@ from analysis.indicators.igd import igd_plus_curve
 from bench_fronts import best_of  # this folder is on sys.path when a benchmark runs as a script
 
 
-def stage_seconds(results: Path, stage: str) -> tuple[float, int]:
-    """Sum of the `s` column of every benchmark file of a stage, and how many there are."""
-    files = sorted((results / "benchmarks" / stage).rglob("*.tsv"))
-    return sum(float(pd.read_csv(f, sep="\t")["s"].iloc[0]) for f in files), len(files)
+# benchmark file (relative to results/benchmarks/<stage>/, without .tsv) -> the job's output
+OUTPUTS = {"runs": "runs/{}.parquet", "indicators": "indicators/{}.curve.parquet"}
+
+
+def stage_seconds(results: Path, stage: str) -> tuple[float, int, int]:
+    """Sum of the `s` column of the benchmark files of a stage whose job output exists, how many
+    there are, and how many were skipped (left over from jobs the current config no longer has)."""
+    root = results / "benchmarks" / stage
+    total, counted, skipped = 0.0, 0, 0
+    for f in sorted(root.rglob("*.tsv")):
+        if not (results / OUTPUTS[stage].format(f.relative_to(root).with_suffix(""))).exists():
+            skipped += 1
+            continue
+        total += float(pd.read_csv(f, sep="\t")["s"].iloc[0])
+        counted += 1
+    return total, counted, skipped
 
 
 def main() -> None:
@@ -34,11 +46,12 @@ def main() -> None:
     ap.add_argument("--results", default="results", help="results folder of a finished `snakemake` run")
     args = ap.parse_args()
 
-    sim, n_sim = stage_seconds(Path(args.results), "runs")
-    ind, n_ind = stage_seconds(Path(args.results), "indicators")
+    sim, n_sim, skip_sim = stage_seconds(Path(args.results), "runs")
+    ind, n_ind, skip_ind = stage_seconds(Path(args.results), "indicators")
     if n_sim and n_ind:
         print(f"stage cost: simulate {sim:.1f} s in {n_sim} jobs, indicators {ind:.1f} s in {n_ind} jobs: "
-              f"ratio {ind / sim:.3f} (target <= 0.10)")
+              f"ratio {ind / sim:.3f} (target <= 0.10); skipped {skip_sim} + {skip_ind} benchmark files "
+              "without an output")
     else:
         print(f"stage cost: no benchmark files under {args.results}/benchmarks (run snakemake first)")
 

@@ -154,3 +154,24 @@ def test_comparison_needs_one_random_search():
     runs, final = _runs_and_final({"nsga2": [[1, 1]]})
     with pytest.raises(ValueError, match="exactly one random-search"):
         tables.build(final, runs, {"nsga2": "nsga2"}, tables.Bootstrap(100, 0))
+
+
+def test_means_are_taken_per_scope_of_objective_sets():
+    sets = {"O3": ["time", "memory", "mre"], "O5": ["time", "memory", "mre", "nrmse", "nmae"], "time": ["time"]}
+    assert tables.scopes(["time", "O5", "O3"], sets) == [
+        ("all", ["O3", "O5", "time"]), ("multi-objective", ["O3", "O5"]), ("O3", ["O3"]), ("O5", ["O5"]),
+        ("time", ["time"])]
+    assert tables.scopes(["O3"], sets) == [("all", ["O3"])]
+    assert tables.scopes(["O5", "time"], sets) == [("all", ["O5", "time"]), ("O5", ["O5"]), ("time", ["time"])]
+
+    frames = []
+    for objective_set, (rs, nsga2) in {"O3": ([4, 2], [4, 1]), "time": ([4, 4], [4, 3])}.items():
+        runs, final = _runs_and_final({"rs": [rs] * 3, "nsga2": [nsga2] * 3})
+        frames.append((runs.assign(objective_set=objective_set), final.assign(objective_set=objective_set)))
+    runs = pd.concat([r for r, _ in frames], ignore_index=True)
+    final = pd.concat([f for _, f in frames], ignore_index=True)
+    built = tables.build(final, runs, {"rs": "rs", "nsga2": "nsga2"}, tables.Bootstrap(100, 0), sets)
+    table = built["improvement_over_rs"][0].set_index("scope")
+    assert table.loc["O3", "mean_pct"] == pytest.approx(50.0) and table.loc["time", "mean_pct"] == pytest.approx(25.0)
+    assert table.loc["all", "mean_pct"] == pytest.approx(37.5) and table.loc["all", "n"] == 2
+    assert list(built["eval_time"][0]["scope"]) == ["all", "O3", "time"]

@@ -15,6 +15,7 @@ rule study_tables:
         f"{LOGS}/tables/study.log",
     params:
         settings=json_arg(comparison_algorithms()),
+        objective_sets=json_arg(config["objective_sets"]),
         names=list(table_files()),
         out_dir=TABLES,
         resamples=config["tables"]["bootstrap_resamples"],
@@ -23,6 +24,7 @@ rule study_tables:
         ENV
     shell:
         "{CLI} tables --final {input.final:q} --runs {input.runs:q} --settings {params.settings}"
+        " --objective-sets {params.objective_sets}"
         " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
         " --out-dir {params.out_dir:q} --names {params.names} 2> {log:q}"
 
