@@ -6,6 +6,7 @@ import re
 import struct
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -157,6 +158,19 @@ def test_anytime_figures(tmp_path):
     assert_figure(tmp_path / "a.pdf", tmp_path / "a.png")
     anytime.plot_grid(curves, "O3", tmp_path / "g.pdf", tmp_path / "g.png")
     assert_figure(tmp_path / "g.pdf", tmp_path / "g.png", min_width_in=6.9)
+
+
+def test_anytime_axis_is_symlog_only_when_igd_spans_orders_of_magnitude():
+    with style.context():
+        fig, ax = plt.subplots()
+        anytime._igd_scale(ax, np.array([0.0, 0.02, 0.5, 150.0]))
+        assert ax.get_yscale() == "symlog" and ax.get_ylim()[0] == 0
+        assert ax.yaxis.get_transform().linthresh == pytest.approx(0.01)
+        fig2, ax2 = plt.subplots()
+        anytime._igd_scale(ax2, np.array([0.0, 0.2, 0.5, 15.0]))
+        assert ax2.get_yscale() == "linear"
+        plt.close(fig)
+        plt.close(fig2)
 
 
 def test_anytime_uses_the_largest_budget_and_needs_rs():

@@ -18,6 +18,7 @@ X_LABEL = "evaluations"
 IGD_LABEL = r"median IGD$^+$"
 IMPROVEMENT_LABEL = "rel. improvement\nover RS"
 GRID_COLUMNS_MAX = 4
+LOG_SPAN = 100.0  # IGD+ values spanning more than this factor get a symmetric-log axis
 
 
 def relative_improvement(rs_median: np.ndarray, median: np.ndarray) -> np.ndarray:
@@ -66,6 +67,20 @@ def _draw_igd(ax, sel: pd.DataFrame, styles: dict[str, dict], band: bool = True)
         if band:
             ax.fill_between(g["k"], g["igd_q1"], g["igd_q3"], color=st["color"], alpha=0.12, lw=0)
         ax.plot(g["k"], g["igd_median"], color=st["color"], ls=st["linestyle"], label=st["label"])
+    drawn = sel[sel["setting"].isin(list(styles))]
+    _igd_scale(ax, drawn[["igd_median", "igd_q1", "igd_q3"] if band else ["igd_median"]].to_numpy(dtype=float))
+
+
+def _igd_scale(ax, values: np.ndarray) -> None:
+    """A symmetric-log y axis when the IGD+ values span more than LOG_SPAN, else linear; from 0 either way.
+
+    IGD+ falls by orders of magnitude over a run, so on a linear axis the first evaluations flatten
+    the rest. Symlog keeps 0 (the true front reached) on the axis: linear below the largest power of
+    ten under the smallest positive value, logarithmic above.
+    """
+    positive = values[np.isfinite(values) & (values > 0)]
+    if len(positive) and positive.max() / positive.min() > LOG_SPAN:
+        ax.set_yscale("symlog", linthresh=10.0 ** math.floor(math.log10(positive.min())), linscale=0.3)
     ax.set_ylim(bottom=0)
 
 
