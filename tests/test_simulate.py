@@ -121,6 +121,30 @@ def test_unaware_charges_infeasible_proposals() -> None:
     assert all(t.evaluations_spent == BUDGET for t in traces)
 
 
+def test_exact_duplicate_elimination_marks_what_pymoos_default_marks(monkeypatch) -> None:
+    from pymoo.core.duplicate import DefaultDuplicateElimination
+    from pymoo.core.population import Population
+
+    from analysis.simulate import unaware
+    from analysis.simulate.accel import ExactDuplicateElimination
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        pop = Population.new(X=rng.integers(0, 3, size=(30, 4)).astype(float))
+        other = Population.new(X=rng.integers(0, 3, size=(10, 4)).astype(float))
+        for against in (None, other):
+            want = DefaultDuplicateElimination()._do(pop, against, np.zeros(len(pop), dtype=bool))
+            got = ExactDuplicateElimination()._do(pop, against, np.zeros(len(pop), dtype=bool))
+            assert (got == want).all()
+    # and whole constraint-unaware runs are the same with pymoo's own elimination
+    space = tiny_space(2)
+    fast = [simulate_run(space, name, {}, 40, seed=3) for name in ("nsga2_unaware", "nsga3_unaware")]
+    monkeypatch.setattr(unaware, "ExactDuplicateElimination", DefaultDuplicateElimination)
+    slow = [simulate_run(space, name, {}, 40, seed=3) for name in ("nsga2_unaware", "nsga3_unaware")]
+    for a, b in zip(fast, slow):
+        assert a.configs == b.configs and len(a) > 40  # repeats were proposed, so duplicates were in play
+
+
 def test_budget_larger_than_space_is_capped() -> None:
     trace = simulate_run(tiny_space(1), "rs", {}, 1000, seed=1)
     size = sum(1 for a, b in itertools.product(TINY_PARAMS["a"], TINY_PARAMS["b"]) if a * b <= LIMIT) * 2

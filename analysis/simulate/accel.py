@@ -16,6 +16,7 @@ import numpy as np
 from kernel_tuner import util as kt_util
 from kernel_tuner.searchspace import Searchspace
 from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
+from pymoo.core.duplicate import DefaultDuplicateElimination
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +107,32 @@ class HashedDuplicateElimination(kt_pymoo.TuningParamConfigDuplicateElimination)
                 later.add(keys[i])
         else:
             others = {tuple(ind.X.tolist()) for ind in other}
+            for i, key in enumerate(keys):
+                if key in others:
+                    is_duplicate[i] = True
+        return is_duplicate
+
+
+class ExactDuplicateElimination(DefaultDuplicateElimination):
+    """pymoo's DefaultDuplicateElimination for vectors of integral values, with set look-ups instead of cdist.
+
+    The default marks an individual whose Euclidean distance to another is at most epsilon (1e-16):
+    within a population, one that equals an earlier individual; against other populations, one that
+    equals any of their members. For finite vectors (the constraint-unaware strategies' parameter
+    indices) that is exact equality, which a hash set decides in one pass instead of |pop|^2 distances.
+    """
+
+    def _do(self, pop: Any, other: Any, is_duplicate: np.ndarray) -> np.ndarray:
+        """Flag duplicates in `pop`, within itself (other None) or against `other`."""
+        keys = [tuple(row) for row in np.asarray(self.func(pop), dtype=float).tolist()]
+        if other is None:
+            earlier: set[tuple] = set()
+            for i, key in enumerate(keys):
+                if key in earlier:
+                    is_duplicate[i] = True
+                earlier.add(key)
+        else:
+            others = {tuple(row) for row in np.asarray(self.func(other), dtype=float).tolist()}
             for i, key in enumerate(keys):
                 if key in others:
                     is_duplicate[i] = True

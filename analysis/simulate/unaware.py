@@ -22,6 +22,7 @@ from pymoo.operators.mutation.pm import PM
 from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.sampling.rnd import IntegerRandomSampling
 
+from analysis.simulate.accel import ExactDuplicateElimination
 from analysis.simulate.refdirs import reference_directions
 
 logger = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ def tune(searchspace, runner, tuning_options):
         sampling=IntegerRandomSampling(),
         crossover=kt_pymoo.crossover_oper_dict[crossover_name](prob=crossover_prob),
         mutation=PM(prob=mutation_prob, eta=mutation_eta, vtype=float, repair=RoundingRepair()),
-        eliminate_duplicates=True,
+        eliminate_duplicates=ExactDuplicateElimination(),  # marks what eliminate_duplicates=True marks
     )
     try:
         algo.setup(problem, termination=NoTermination(), verbose=False, progress=False, seed=tuning_options.seed)
