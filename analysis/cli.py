@@ -37,7 +37,7 @@ def _simulate(a: argparse.Namespace) -> None:
         options = {**options, **picked_options(a.tuned_table, a.tuned_grid, a.budget)}
         log.info("options of grid %s picked for budget %d: %s", a.tuned_grid, a.budget, options)
     runs.run(a.space_parquet, a.space_meta, a.objective_set, json.loads(a.objectives), a.algorithm,
-             options, a.budget, a.repetitions, a.out)
+             options, a.budget, a.repetitions, a.out, proposal_cap=a.proposal_cap)
 
 
 def _indicators(a: argparse.Namespace) -> None:
@@ -157,6 +157,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--options", default="{}", help="JSON: algorithm options")
     s.add_argument("--budget", type=int, required=True)
     s.add_argument("--repetitions", type=int, required=True)
+    s.add_argument("--proposal-cap", type=float, default=None,
+                   help="stop a run after this many times the space size in proposals (default: no cap)")
     s.add_argument("--out", required=True)
     s.add_argument("--tuned-table", default="", help="tables/hyperparameters.csv, for --tuned-grid")
     s.add_argument("--tuned-grid", default="", help="take the options picked for this grid at --budget")

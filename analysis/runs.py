@@ -31,33 +31,52 @@ def run_identity(space: Space, objective_set: str, algorithm: str, options: dict
             "options": options, "budget": budget, "repetition": repetition}
 
 
+def max_proposals(space: Space, proposal_cap: float | None) -> int | None:
+    """The proposal limit of a run: `proposal_cap` x the space's measured configurations (None: no cap)."""
+    if proposal_cap is None:
+        return None
+    if not proposal_cap > 0:
+        raise ValueError(f"proposal_cap must be positive, got {proposal_cap}")
+    return max(1, int(proposal_cap * len(space.table)))
+
+
 def run_batch(space: Space, objective_set: str, objectives: Sequence[str], algorithm: str,
-              options: dict[str, Any], budget: int, repetitions: int) -> pd.DataFrame:
-    """Every repetition's trace, one row per evaluation, with repetition, seed and early-stop columns."""
+              options: dict[str, Any], budget: int, repetitions: int,
+              proposal_cap: float | None = None) -> pd.DataFrame:
+    """Every repetition's trace, one row per evaluation, with repetition, seed and early-stop columns.
+
+    A run stops at its budget, when its strategy ends, or after `proposal_cap` x the space size
+    proposals (an early stop; the cap does not enter the seed, so a run that never reaches it is
+    the same with or without it).
+    """
     options = resolve_options(algorithm, options)
     data = space_data(space, objectives)
+    cap = max_proposals(space, proposal_cap)
     frames = []
     started = time.perf_counter()
     for rep in range(repetitions):
         seed = derive_seed(**run_identity(space, objective_set, algorithm, options, budget, rep))
-        trace = simulate_run(data, algorithm, options, budget, seed)
+        trace = simulate_run(data, algorithm, options, budget, seed, max_proposals=cap)
         frame = trace.to_frame()
         frame.insert(0, "repetition", rep)
         frame.insert(1, "seed", seed)
         frame["stopped_early"] = trace.stopped_early
         frames.append(frame)
         log.info("run %d/%d: seed %d, %d evaluations (%d distinct)%s, %.2f s elapsed", rep + 1, repetitions, seed,
-                 len(trace), trace.evaluations_spent, ", stopped early" if trace.stopped_early else "",
+                 len(trace), trace.evaluations_spent,
+                 f", stopped early ({trace.meta['stop_reason']})" if trace.stopped_early else "",
                  time.perf_counter() - started)
     return pd.concat(frames, ignore_index=True)
 
 
 def run(space_parquet: str | Path, space_meta: str | Path, objective_set: str, objectives: Sequence[str],
-        algorithm: str, options: dict[str, Any], budget: int, repetitions: int, out: str | Path) -> None:
+        algorithm: str, options: dict[str, Any], budget: int, repetitions: int, out: str | Path,
+        proposal_cap: float | None = None) -> None:
     """Load a stored space, run the batch, write its Parquet atomically."""
     space = Space.load(space_parquet, space_meta)
     missing = [o for o in objectives if o not in space.objective_columns]
     if missing:
         raise ValueError(f"space {space.device}/{space.kernel} lacks objectives {missing} of set '{objective_set}' "
                          f"(it has {list(space.objective_columns)})")
-    write_parquet(run_batch(space, objective_set, objectives, algorithm, options, budget, repetitions), out)
+    write_parquet(run_batch(space, objective_set, objectives, algorithm, options, budget, repetitions,
+                            proposal_cap), out)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis.simulate import (
@@ -280,3 +281,22 @@ def test_identical_to_tune_kernel_on_real_cache(name: str, tmp_path: Path) -> No
             assert engine.comparable() == reference.comparable(), (name, objectives, seed)
             assert engine.evaluations_spent == 40
 
+
+
+def test_comparison_runs_stop_at_the_proposal_cap_and_are_unchanged_below_it() -> None:
+    from analysis.runs import max_proposals, run_batch
+    from analysis.spaces.importers import import_space
+
+    sweep = Path(__file__).resolve().parents[1] / "data/sweeps/cpu/intel-xeon-vm"
+    space = import_space(sweep / "bessel.json.gz", definition=sweep / "bessel.yaml", kernel="bessel",
+                         device="intel-xeon-vm")
+    assert max_proposals(space, None) is None and max_proposals(space, 0.2) == int(0.2 * 448)
+    with pytest.raises(ValueError, match="proposal_cap"):
+        max_proposals(space, 0)
+    o3 = ["time", "memory", "mre"]
+    capped = run_batch(space, "O3", o3, "nsga2_unaware", {}, 100, 2, proposal_cap=0.2)
+    assert (capped.groupby("repetition").size() <= 89).all() and capped["stopped_early"].all()
+    free = run_batch(space, "O3", o3, "nsga2_unaware", {}, 30, 2)
+    loose = run_batch(space, "O3", o3, "nsga2_unaware", {}, 30, 2, proposal_cap=10)
+    assert not free["stopped_early"].any()
+    pd.testing.assert_frame_equal(free, loose)  # the cap is not part of the seed: runs under it are the same

@@ -19,6 +19,10 @@ rule simulate:
         algorithm=lambda wc: ALL_SETTINGS[wc.setting]["algorithm"],
         options=lambda wc: json_arg(ALL_SETTINGS[wc.setting]["options"]),
         repetitions=lambda wc: setting_repetitions(wc.setting),
+        cap=lambda wc: (
+            "" if config["simulation"]["proposal_cap"] is None
+            else f"--proposal-cap {config['simulation']['proposal_cap']}"
+        ),
         tuned=lambda wc, input: (
             f"--tuned-table {shlex.quote(input.tuned)} --tuned-grid {SETTINGS[wc.setting]['tuned']}"
             if "tuned" in input.keys()
@@ -30,7 +34,7 @@ rule simulate:
         "{CLI} simulate --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
         " --algorithm {params.algorithm} --options {params.options} --budget {wildcards.budget}"
-        " --repetitions {params.repetitions} {params.tuned} --out {output:q} 2> {log:q}"
+        " --repetitions {params.repetitions} {params.cap} {params.tuned} --out {output:q} 2> {log:q}"
 
 
 # The constraint-aware study (STUDY §6): all runs of one strategy, with or without constraint
