@@ -166,6 +166,8 @@ def test_anytime_axis_is_symlog_only_when_igd_spans_orders_of_magnitude():
         anytime._igd_scale(ax, np.array([0.0, 0.02, 0.5, 150.0]))
         assert ax.get_yscale() == "symlog" and ax.get_ylim()[0] == 0
         assert ax.yaxis.get_transform().linthresh == pytest.approx(0.01)
+        anytime._igd_scale(ax, np.array([0.0, 1e-9, 0.5, 150.0]))  # at most LOG_DECADES decades of log
+        assert ax.yaxis.get_transform().linthresh == pytest.approx(1e-3)
         fig2, ax2 = plt.subplots()
         anytime._igd_scale(ax2, np.array([0.0, 0.2, 0.5, 15.0]))
         assert ax2.get_yscale() == "linear"

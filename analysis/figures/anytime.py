@@ -19,6 +19,7 @@ IGD_LABEL = r"median IGD$^+$"
 IMPROVEMENT_LABEL = "rel. improvement\nover RS"
 GRID_COLUMNS_MAX = 4
 LOG_SPAN = 100.0  # IGD+ values spanning more than this factor get a symmetric-log axis
+LOG_DECADES = 5  # ... with at most this many decades drawn logarithmically
 
 
 def relative_improvement(rs_median: np.ndarray, median: np.ndarray) -> np.ndarray:
@@ -80,7 +81,9 @@ def _igd_scale(ax, values: np.ndarray) -> None:
     """
     positive = values[np.isfinite(values) & (values > 0)]
     if len(positive) and positive.max() / positive.min() > LOG_SPAN:
-        ax.set_yscale("symlog", linthresh=10.0 ** math.floor(math.log10(positive.min())), linscale=0.3)
+        # at most LOG_DECADES decades above the linear part: smaller values are as good as 0 here
+        low = max(positive.min(), positive.max() / 10.0 ** LOG_DECADES)
+        ax.set_yscale("symlog", linthresh=10.0 ** math.floor(math.log10(low)), linscale=0.6)
     ax.set_ylim(bottom=0)
 
 
@@ -150,9 +153,10 @@ def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: st
         fig, axes = style.figure(width=7.0, height=1.45 * nrows + 0.55, nrows=nrows, ncols=ncols,
                                  squeeze=False, sharex=False)
         fig.get_layout_engine().set(wspace=0.08)
+        devices = sorted({d for d, _ in spaces})
         for ax, (d, k), (sel, budget) in zip(axes.flat, spaces, parts):
             _draw_igd(ax, sel, {s: st for s, st in styles.items() if s in set(sel["setting"])}, band=False)
-            ax.set_title(f"{d} / {k}")
+            ax.set_title(k if len(devices) == 1 else f"{d} / {k}")
             ax.set_xlim(0, budget)
             ax.xaxis.set_major_locator(MaxNLocator(4))
         for ax in axes.flat[len(spaces):]:
@@ -168,6 +172,7 @@ def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: st
                 handles.setdefault(lab, h)
         budgets = sorted({b for _, b in parts})
         fig.legend(handles.values(), handles.keys(), loc="outside upper center", ncols=min(6, len(handles)),
-                   title=f"objective set {objective_set}, budget {', '.join(map(str, budgets))}; "
-                         "median over runs", title_fontsize=7)
+                   title=(f"{devices[0]}, " if len(devices) == 1 else "")
+                   + f"objective set {objective_set}, budget {', '.join(map(str, budgets))}; median over runs",
+                   title_fontsize=7)
         style.save(fig, pdf, png)
