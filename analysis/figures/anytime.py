@@ -126,7 +126,7 @@ def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf
         bottom.yaxis.set_major_locator(MultipleLocator(0.5 if floor < -0.5 else 0.25))
         bottom.set_ylabel(IMPROVEMENT_LABEL)
         if clipped:
-            bottom.text(0.99, 0.03, "clipped at −1", transform=bottom.transAxes, ha="right", va="bottom",
+            bottom.text(0.99, 0.06, "clipped at −1", transform=bottom.transAxes, ha="right", va="bottom",
                         fontsize="small", color="0.35")
         bottom.set_xlabel(X_LABEL)
         bottom.set_xlim(0, budget)
