@@ -98,19 +98,10 @@ class HashedDuplicateElimination(kt_pymoo.TuningParamConfigDuplicateElimination)
 
     def _do(self, pop: Any, other: Any, is_duplicate: np.ndarray) -> np.ndarray:
         """Flag duplicates in `pop`, within itself (other None) or against `other`."""
-        keys = [tuple(ind.X.tolist()) for ind in pop]
-        if other is None:
-            later: set[tuple] = set()
-            for i in range(len(keys) - 1, -1, -1):
-                if keys[i] in later:
-                    is_duplicate[i] = True
-                later.add(keys[i])
-        else:
-            others = {tuple(ind.X.tolist()) for ind in other}
-            for i, key in enumerate(keys):
-                if key in others:
-                    is_duplicate[i] = True
-        return is_duplicate
+        def keys(p: Any) -> list[tuple]:
+            return [tuple(ind.X.tolist()) for ind in p]
+
+        return _flag_duplicates(keys(pop), None if other is None else keys(other), is_duplicate, keep="last")
 
 
 class ExactDuplicateElimination(DefaultDuplicateElimination):
@@ -124,19 +115,29 @@ class ExactDuplicateElimination(DefaultDuplicateElimination):
 
     def _do(self, pop: Any, other: Any, is_duplicate: np.ndarray) -> np.ndarray:
         """Flag duplicates in `pop`, within itself (other None) or against `other`."""
-        keys = [tuple(row) for row in np.asarray(self.func(pop), dtype=float).tolist()]
-        if other is None:
-            earlier: set[tuple] = set()
-            for i, key in enumerate(keys):
-                if key in earlier:
-                    is_duplicate[i] = True
-                earlier.add(key)
-        else:
-            others = {tuple(row) for row in np.asarray(self.func(other), dtype=float).tolist()}
-            for i, key in enumerate(keys):
-                if key in others:
-                    is_duplicate[i] = True
+        def keys(p: Any) -> list[tuple]:
+            return [tuple(row) for row in np.asarray(self.func(p), dtype=float).tolist()]
+
+        return _flag_duplicates(keys(pop), None if other is None else keys(other), is_duplicate, keep="first")
+
+
+def _flag_duplicates(keys: list[tuple], other: list[tuple] | None, is_duplicate: np.ndarray,
+                     keep: str) -> np.ndarray:
+    """Set is_duplicate[i] where keys[i] is in `other`, or, with `other` None, where it repeats a key
+    of the same list: all but the first occurrence (keep="first") or all but the last (keep="last")."""
+    if other is not None:
+        others = set(other)
+        for i, key in enumerate(keys):
+            if key in others:
+                is_duplicate[i] = True
         return is_duplicate
+    seen: set[tuple] = set()
+    order = range(len(keys)) if keep == "first" else range(len(keys) - 1, -1, -1)
+    for i in order:
+        if keys[i] in seen:
+            is_duplicate[i] = True
+        seen.add(keys[i])
+    return is_duplicate
 
 
 @contextlib.contextmanager
