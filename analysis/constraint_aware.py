@@ -26,7 +26,7 @@ import pandas as pd
 from analysis.io import write_csv, write_json, write_parquet, write_text
 from analysis.methodology import ScoreSettings, budget_for_space, run_accepted, score_runs
 from analysis.objectives import custom_objective
-from analysis.runs import space_data
+from analysis.runs import max_proposals, space_data
 from analysis.simulate import derive_seed, get_algorithm, resolve_options, simulate_run
 from analysis.spaces.space import STATUS_OK, Space
 from analysis.tables import Bootstrap
@@ -114,13 +114,13 @@ def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[st
     options = resolve_options(algorithm, options)
     data = space_data(space, [objective])
     size = len(space.table)
-    max_proposals = max(1, int(proposal_cap * size))
+    cap = max_proposals(space, proposal_cap)
     frames = []
     started = time.perf_counter()
     for rep in range(repetitions):
         identity = dict(space=f"{space.device}/{space.kernel}", objective=objective, threshold=threshold,
                         algorithm=algorithm, options=options, time_limit_ms=limits["time_limit_ms"], repetition=rep)
-        trace, seed, attempts = accepted_run(data, algorithm, options, size, limits, max_proposals, identity)
+        trace, seed, attempts = accepted_run(data, algorithm, options, size, limits, cap, identity)
         frame = trace.to_frame()
         frame.insert(0, "repetition", rep)
         frame.insert(1, "seed", seed)
@@ -136,7 +136,7 @@ def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[st
     runs.attrs.update(strategy=name, algorithm=algorithm, constraint_aware=bool(constraint_aware))
     write_parquet(runs, out)
     write_json({**limits, "objective": objective, "threshold": dict(threshold or {}),
-                "max_proposals": max_proposals}, budget_out)
+                "max_proposals": cap}, budget_out)
 
 
 def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None,
