@@ -48,17 +48,38 @@ def seed_globals(seed: int) -> None:
 
 @contextlib.contextmanager
 def seeded_latin_hypercube(seed: int) -> Iterator[None]:
-    """Make Searchspace.get_LHS_sample reproducible while active.
+    """Make Searchspace.get_LHS_sample_indices reproducible while active.
 
     Kernel Tuner (1.5.0) builds `scipy.stats.qmc.LatinHypercube(d)` without a seed, i.e. from OS
     entropy, when diff_evo starts constraint-aware. It imports the class at call time, so swapping
-    the module attribute for a subclass with a seeded generator is enough; the original class is
-    restored on exit. All LHS draws within one run share one generator seeded from the run seed.
+    the module attribute for a subclass with a seeded generator for the duration of that call is
+    enough. All LHS draws within one run share one generator seeded from the run seed.
+
+    The swap happens only when a strategy actually asks for an LHS sample: importing
+    `scipy.stats` costs ~0.5 s, which most runs (and most simulate jobs) never need.
     """
+    from kernel_tuner.searchspace import Searchspace
+
+    rng = np.random.default_rng([seed, 0x4C4853])  # second word: "LHS", keeps it apart from other streams
+    original_method = Searchspace.get_LHS_sample_indices
+
+    def seeded_lhs_indices(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _seeded_qmc(rng):
+            return original_method(self, *args, **kwargs)
+
+    Searchspace.get_LHS_sample_indices = seeded_lhs_indices
+    try:
+        yield
+    finally:
+        Searchspace.get_LHS_sample_indices = original_method
+
+
+@contextlib.contextmanager
+def _seeded_qmc(rng: np.random.Generator) -> Iterator[None]:
+    """Swap `scipy.stats.qmc.LatinHypercube` for a subclass drawing from `rng` unless given a generator."""
     from scipy.stats import qmc
 
     original = qmc.LatinHypercube
-    rng = np.random.default_rng([seed, 0x4C4853])  # second word: "LHS", keeps it apart from other streams
 
     class SeededLatinHypercube(original):  # type: ignore[valid-type, misc]
         """LatinHypercube drawing from the run's generator unless given one."""
