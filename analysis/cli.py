@@ -30,14 +30,22 @@ def _fronts(a: argparse.Namespace) -> None:
 def _simulate(a: argparse.Namespace) -> None:
     from analysis import runs
 
+    if len(a.out) != len(a.budget):
+        raise InputError(None, f"{len(a.budget)} budget(s) {a.budget} but {len(a.out)} output file(s); give one "
+                               "per budget, in the same order", field="--out")
     options = json.loads(a.options)
-    if a.tuned_grid:
-        from analysis.hyperparams import picked_options
+    per_budget = []
+    for budget in a.budget:
+        if a.tuned_grid:
+            from analysis.hyperparams import picked_options
 
-        options = {**options, **picked_options(a.tuned_table, a.tuned_grid, a.budget)}
-        log.info("options of grid %s picked for budget %d: %s", a.tuned_grid, a.budget, options)
+            picked = {**options, **picked_options(a.tuned_table, a.tuned_grid, budget)}
+            log.info("options of grid %s picked for budget %d: %s", a.tuned_grid, budget, picked)
+            per_budget.append(picked)
+        else:
+            per_budget.append(options)
     runs.run(a.space_parquet, a.space_meta, a.objective_set, json.loads(a.objectives), a.algorithm,
-             options, a.budget, a.repetitions, a.out, proposal_cap=a.proposal_cap)
+             per_budget, a.budget, a.repetitions, a.out, proposal_cap=a.proposal_cap)
 
 
 def _indicators(a: argparse.Namespace) -> None:
@@ -149,19 +157,18 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_fronts)
 
     s = sub.add_parser("simulate", help="repeated simulated tuning runs of one algorithm setting")
-    s.add_argument("--space-parquet", required=True)
-    s.add_argument("--space-meta", required=True)
+    _space_args(s)
     s.add_argument("--objective-set", required=True)
     s.add_argument("--objectives", required=True, help="JSON list of objectives")
     s.add_argument("--algorithm", required=True)
     s.add_argument("--options", default="{}", help="JSON: algorithm options")
-    s.add_argument("--budget", type=int, required=True)
+    s.add_argument("--budget", type=int, nargs="+", required=True, help="one or more budgets")
     s.add_argument("--repetitions", type=int, required=True)
     s.add_argument("--proposal-cap", type=float, default=None,
                    help="stop a run after this many times the space size in proposals (default: no cap)")
-    s.add_argument("--out", required=True)
+    s.add_argument("--out", nargs="+", required=True, help="one run file per budget, in --budget's order")
     s.add_argument("--tuned-table", default="", help="tables/hyperparameters.csv, for --tuned-grid")
-    s.add_argument("--tuned-grid", default="", help="take the options picked for this grid at --budget")
+    s.add_argument("--tuned-grid", default="", help="take the options picked for this grid at each budget")
     s.set_defaults(func=_simulate)
 
     s = sub.add_parser("indicators", help="anytime IGD+ and final hypervolume of every run of one space and set")

@@ -1,4 +1,4 @@
-"""The `simulate` stage: all repetitions of one (space, objective set, algorithm setting, budget)."""
+"""The `simulate` stage: all repetitions of one (space, objective set, algorithm setting) at each budget."""
 
 from __future__ import annotations
 
@@ -42,15 +42,17 @@ def max_proposals(space: Space, proposal_cap: float | None) -> int | None:
 
 def run_batch(space: Space, objective_set: str, objectives: Sequence[str], algorithm: str,
               options: dict[str, Any], budget: int, repetitions: int,
-              proposal_cap: float | None = None) -> pd.DataFrame:
+              proposal_cap: float | None = None, data: SpaceData | None = None) -> pd.DataFrame:
     """Every repetition's trace, one row per evaluation, with repetition, seed and early-stop columns.
 
     A run stops at its budget, when its strategy ends, or after `proposal_cap` x the space size
     proposals (an early stop; the cap does not enter the seed, so a run that never reaches it is
-    the same with or without it).
+    the same with or without it). `data`, the engine's view of `space` for `objectives`, can be
+    passed in to share its parsed entries and neighbour index between batches.
     """
     options = resolve_options(algorithm, options)
-    data = space_data(space, objectives)
+    if data is None:
+        data = space_data(space, objectives)
     cap = max_proposals(space, proposal_cap)
     frames = []
     started = time.perf_counter()
@@ -62,21 +64,32 @@ def run_batch(space: Space, objective_set: str, objectives: Sequence[str], algor
         frame.insert(1, "seed", seed)
         frame["stopped_early"] = trace.stopped_early
         frames.append(frame)
-        log.info("run %d/%d: seed %d, %d evaluations (%d distinct)%s, %.2f s elapsed", rep + 1, repetitions, seed,
-                 len(trace), trace.evaluations_spent,
+        log.info("b%d run %d/%d: seed %d, %d evaluations (%d distinct)%s, %.2f s elapsed", budget, rep + 1,
+                 repetitions, seed, len(trace), trace.evaluations_spent,
                  f", stopped early ({trace.meta['stop_reason']})" if trace.stopped_early else "",
                  time.perf_counter() - started)
     return pd.concat(frames, ignore_index=True)
 
 
 def run(space_parquet: str | Path, space_meta: str | Path, objective_set: str, objectives: Sequence[str],
-        algorithm: str, options: dict[str, Any], budget: int, repetitions: int, out: str | Path,
-        proposal_cap: float | None = None) -> None:
-    """Load a stored space, run the batch, write its Parquet atomically."""
+        algorithm: str, options: Sequence[dict[str, Any]], budgets: Sequence[int], repetitions: int,
+        outs: Sequence[str | Path], proposal_cap: float | None = None) -> None:
+    """Load a stored space once, then run the batch of each budget (with its options) into its Parquet.
+
+    One process serves every budget of a setting: the space is parsed, its constraints solved and
+    its neighbours indexed once instead of once per budget. Each file is written atomically as soon
+    as its budget is done.
+    """
+    if not len(budgets) == len(options) == len(outs):
+        raise ValueError(f"need one options dict and one output per budget; got {len(budgets)} budgets, "
+                         f"{len(options)} options, {len(outs)} outputs")
     space = Space.load(space_parquet, space_meta)
     missing = [o for o in objectives if o not in space.objective_columns]
     if missing:
         raise ValueError(f"space {space.device}/{space.kernel} lacks objectives {missing} of set '{objective_set}' "
                          f"(it has {list(space.objective_columns)})")
-    write_parquet(run_batch(space, objective_set, objectives, algorithm, options, budget, repetitions,
-                            proposal_cap), out)
+    data = space_data(space, objectives)
+    for budget, budget_options, out in zip(budgets, options, outs):
+        log.info("budget %d: %d repetitions of %s %s", budget, repetitions, algorithm, budget_options)
+        write_parquet(run_batch(space, objective_set, objectives, algorithm, budget_options, budget, repetitions,
+                                proposal_cap, data=data), out)

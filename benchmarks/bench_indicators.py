@@ -23,8 +23,8 @@ from analysis.indicators.igd import igd_plus_curve
 from bench_fronts import best_of  # this folder is on sys.path when a benchmark runs as a script
 
 
-# benchmark file (relative to results/benchmarks/<stage>/, without .tsv) -> the job's output
-OUTPUTS = {"runs": "runs/{}.parquet", "indicators": "indicators/{}.curve.parquet"}
+# benchmark file (relative to results/benchmarks/<stage>/, without .tsv) -> a glob of the job's outputs
+OUTPUTS = {"runs": "runs/{}/b*.parquet", "indicators": "indicators/{}.curve.parquet"}
 
 
 def stage_seconds(results: Path, stage: str) -> tuple[float, int, int]:
@@ -33,7 +33,7 @@ def stage_seconds(results: Path, stage: str) -> tuple[float, int, int]:
     root = results / "benchmarks" / stage
     total, counted, skipped = 0.0, 0, 0
     for f in sorted(root.rglob("*.tsv")):
-        if not (results / OUTPUTS[stage].format(f.relative_to(root).with_suffix(""))).exists():
+        if not any(results.glob(OUTPUTS[stage].format(f.relative_to(root).with_suffix("")))):
             skipped += 1
             continue
         total += float(pd.read_csv(f, sep="\t")["s"].iloc[0])

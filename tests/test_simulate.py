@@ -300,3 +300,25 @@ def test_comparison_runs_stop_at_the_proposal_cap_and_are_unchanged_below_it() -
     loose = run_batch(space, "O3", o3, "nsga2_unaware", {}, 30, 2, proposal_cap=10)
     assert not free["stopped_early"].any()
     pd.testing.assert_frame_equal(free, loose)  # the cap is not part of the seed: runs under it are the same
+
+
+def test_one_job_runs_every_budget_as_separate_jobs_would(tmp_path: Path) -> None:
+    """`simulate --budget 20 30 --out a b` writes what two single-budget calls write; a count mismatch is an error."""
+    from analysis.cli import main
+    from analysis.spaces.importers import import_space
+
+    sweep = REPO / "data/sweeps/cpu/intel-xeon-vm"
+    space = import_space(sweep / "mriq.json.gz", definition=sweep / "mriq.yaml", kernel="mriq", device="intel-xeon-vm")
+    space.save(tmp_path / "space.parquet", tmp_path / "space.json")
+    common = ["simulate", "--space-parquet", str(tmp_path / "space.parquet"), "--space-meta",
+              str(tmp_path / "space.json"), "--objective-set", "O3", "--objectives", '["time", "memory", "mre"]',
+              "--algorithm", "nsga2_unaware", "--options", '{"popsize": 10}', "--repetitions", "2",
+              "--proposal-cap", "2"]
+    assert main(common + ["--budget", "20", "30", "--out", str(tmp_path / "b20.parquet"),
+                          str(tmp_path / "b30.parquet")]) == 0
+    for budget in (30, 20):
+        assert main(common + ["--budget", str(budget), "--out", str(tmp_path / f"alone{budget}.parquet")]) == 0
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / f"b{budget}.parquet"),
+                                      pd.read_parquet(tmp_path / f"alone{budget}.parquet"))
+    assert main(common + ["--budget", "20", "30", "--out", str(tmp_path / "only_one.parquet")]) == 2
+    assert not (tmp_path / "only_one.parquet").exists()

@@ -36,9 +36,10 @@ def test_dry_run_full_config(tmp_path):
     jobs = planned_jobs(cwd=tmp_path)
     hub, cpu = 12, 9  # benchmark_hub spaces (time) and host-CPU spaces (O3, O5)
     sets = hub + 2 * cpu  # (space, objective set) pairs
-    runs = sets * 5 * 4  # x settings x budgets
-    grid = 3 * (9 + 6) * 4  # training spaces (bessel, convolution2d, mriq) x grid settings x budgets
-    assert jobs == Counter(import_space=hub + cpu, true_fronts=hub + cpu, spaces_table=1, simulate=runs + grid,
+    runs = sets * 5  # x settings; one job runs all four budgets of a setting
+    grid = 3 * (9 + 6)  # training spaces (bessel, convolution2d, mriq) x grid settings
+    assert jobs == Counter(import_space=hub + cpu, true_fronts=hub + cpu, spaces_table=1, simulate=runs,
+                           simulate_grid=grid,
                            indicators=sets + 3 * 2, hyperparameters=1, summary=1, study_tables=1,
                            figure_anytime=sets, figure_anytime_grid=3, figure_tradeoff=cpu, figure_hyperparameters=1,
                            ca_run=(hub + cpu) * (4 * 2 + 1), ca_score=hub + cpu, ca_tables=1, figure_constraint_aware=1,
@@ -49,9 +50,8 @@ def test_dry_run_tiny_config(tmp_path):
     jobs = planned_jobs("--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
     # 2 imported spaces + the swept host-cpu/bessel (2 shards, 1 merge) x 4 settings, and the 2 x 2
     # grid on the one training space
-    runs = 3 * 4 + 1 * 4
     assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=3, true_fronts=3, spaces_table=1,
-                           simulate=runs, indicators=3 + 1, hyperparameters=1, summary=1, study_tables=1,
+                           simulate=3 * 4, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1, study_tables=1,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
                            ca_run=2 * (2 * 2 + 1), ca_score=2, ca_tables=1, figure_constraint_aware=1,
                            figure_constraint_aware_spaces=1, all=1)
@@ -86,7 +86,7 @@ def test_tiny_config_runs_every_stage(tmp_path):
     assert (runs.groupby("repetition")["first_visit"].sum() == 20).all()
     # the tuned nsga2 setting ran with the options picked by the grid
     pick = pd.read_csv(root / "tables/hyperparameters.csv").iloc[0]
-    log = (root / "logs/runs/A100/dedispersion/time/nsga2/b20.log").read_text()
+    log = (root / "logs/runs/A100/dedispersion/time/nsga2.log").read_text()
     assert f"'popsize': {pick['popsize']}" in log and f"'mutation_prob': {pick['mutation_prob']}" in log
     grid = pd.read_csv(root / "results/hyperparameters/grid.csv")
     assert len(grid) == 4 and grid["picked"].sum() == 1
@@ -113,7 +113,7 @@ def test_tiny_config_runs_every_stage(tmp_path):
     assert set(gains["algorithm"]) == {"genetic_algorithm", "diff_evo", "rs"} and set(gains["group"]) >= {"all"}
     for fig in ("score_over_time", "spaces"):
         assert (root / f"figures/constraint_aware/{fig}.png").stat().st_size > 10_000
-    for log in ("runs/A100/dedispersion/time/nsga2/b20.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log",
+    for log in ("runs/A100/dedispersion/time/nsga2.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log",
                 "indicators/A100/dedispersion/time/comparison.log", "summary/summary.log", "tables/study.log",
                 "tables/hyperparameters.log"):
         assert (root / "logs" / log).stat().st_size > 0, log

@@ -23,6 +23,7 @@ from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.sampling.rnd import IntegerRandomSampling
 
 from analysis.simulate.accel import ExactDuplicateElimination
+from analysis.simulate.mating import array_mating
 from analysis.simulate.refdirs import reference_directions
 
 logger = logging.getLogger(__name__)
@@ -87,22 +88,13 @@ class ChargingSimulationRunner(SimulationRunner):
         return results
 
 
-def tune(searchspace, runner, tuning_options):
-    """Kernel Tuner strategy interface: run constraint-unaware NSGA-II or NSGA-III."""
-    algo_name = tuning_options.strategy.lower()
-    algorithm = kt_pymoo._SUPPORTED_ALGOS[algo_name]
-    pop_size, crossover_name, crossover_prob, mutation_prob, mutation_eta, ref_dirs = get_options(
-        tuning_options.strategy_options, _OPTIONS, unsupported=["x0"]
-    )
-    n_obj = len(tuning_options.objective)
-    if algo_name == "nsga3" and len(ref_dirs) == 0:
-        ref_dirs = reference_directions(n_obj, pop_size)
+def build_algorithm(algo_name: str, pop_size: int, crossover_name: str, crossover_prob: float,
+                    mutation_prob: float, mutation_eta: float, ref_dirs: Any) -> Any:
+    """The pymoo NSGA-II/III of the unaware strategies: integer sampling, crossover and polynomial
+    mutation rounded to indices, exact duplicate elimination, the mating done on arrays."""
     if crossover_name not in kt_pymoo.crossover_oper_dict:
         raise ValueError(f"Unsupported crossover method {crossover_name}")
-
-    cost_func = CostFunc(searchspace, tuning_options, runner, scaling=False)
-    problem = IndexTuningProblem(cost_func, n_obj)
-    algo = algorithm(
+    algo = kt_pymoo._SUPPORTED_ALGOS[algo_name](
         pop_size=pop_size,
         ref_dirs=ref_dirs if algo_name == "nsga3" else None,
         sampling=IntegerRandomSampling(),
@@ -110,6 +102,23 @@ def tune(searchspace, runner, tuning_options):
         mutation=PM(prob=mutation_prob, eta=mutation_eta, vtype=float, repair=RoundingRepair()),
         eliminate_duplicates=ExactDuplicateElimination(),  # marks what eliminate_duplicates=True marks
     )
+    algo.mating = array_mating(algo.mating)  # pymoo's mating on arrays: same draws, same offspring
+    return algo
+
+
+def tune(searchspace, runner, tuning_options):
+    """Kernel Tuner strategy interface: run constraint-unaware NSGA-II or NSGA-III."""
+    algo_name = tuning_options.strategy.lower()
+    pop_size, crossover_name, crossover_prob, mutation_prob, mutation_eta, ref_dirs = get_options(
+        tuning_options.strategy_options, _OPTIONS, unsupported=["x0"]
+    )
+    n_obj = len(tuning_options.objective)
+    if algo_name == "nsga3" and len(ref_dirs) == 0:
+        ref_dirs = reference_directions(n_obj, pop_size)
+    algo = build_algorithm(algo_name, pop_size, crossover_name, crossover_prob, mutation_prob, mutation_eta,
+                           ref_dirs)
+    cost_func = CostFunc(searchspace, tuning_options, runner, scaling=False)
+    problem = IndexTuningProblem(cost_func, n_obj)
     try:
         algo.setup(problem, termination=NoTermination(), verbose=False, progress=False, seed=tuning_options.seed)
         while algo.has_next():

@@ -1,6 +1,14 @@
-# Simulated tuning runs: one job per (space, objective set, algorithm setting, budget), all repetitions.
-# Comparison settings come from simulation.algorithms; the hyperparameter grid's settings are
-# generated from hyperparameters.grids and run on the training spaces only.
+# Simulated tuning runs: one job per (space, objective set, algorithm setting) runs every budget, all
+# repetitions, into one file per budget. One process per setting rather than per budget: starting
+# Python and loading a space cost more than many of the batches themselves. Comparison settings run
+# simulation.budgets; the hyperparameter grid's settings (generated from hyperparameters.grids) run
+# hyperparameters.budgets, on the training spaces only.
+
+
+def run_files(budgets):
+    """The per-budget run files of one job, with {device}, {kernel}, {objective_set}, {setting} left open."""
+    pattern = f"{RESULTS}/runs/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}/b{{budget}}.parquet"
+    return expand(pattern, budget=budgets, allow_missing=True)
 
 
 rule simulate:
@@ -9,12 +17,15 @@ rule simulate:
         parquet=rules.import_space.output.parquet,
         meta=rules.import_space.output.meta,
     output:
-        f"{RESULTS}/runs/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}/b{{budget}}.parquet",
+        run_files(SIM["budgets"]),
     log:
-        f"{LOGS}/runs/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}/b{{budget}}.log",
+        f"{LOGS}/runs/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/runs/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}/b{{budget}}.tsv"
+        f"{RESULTS}/benchmarks/runs/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}.tsv"
+    wildcard_constraints:
+        setting=_choices(SETTINGS),
     params:
+        budgets=lambda wc: " ".join(str(b) for b in (HP_BUDGETS if wc.setting in GRID_SETTINGS else SIM["budgets"])),
         objectives=lambda wc: json_arg(config["objective_sets"][wc.objective_set]),
         algorithm=lambda wc: ALL_SETTINGS[wc.setting]["algorithm"],
         options=lambda wc: json_arg(ALL_SETTINGS[wc.setting]["options"]),
@@ -33,8 +44,17 @@ rule simulate:
     shell:
         "{CLI} simulate --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
-        " --algorithm {params.algorithm} --options {params.options} --budget {wildcards.budget}"
+        " --algorithm {params.algorithm} --options {params.options} --budget {params.budgets}"
         " --repetitions {params.repetitions} {params.cap} {params.tuned} --out {output:q} 2> {log:q}"
+
+
+if GRID_SETTINGS:
+
+    use rule simulate as simulate_grid with:
+        output:
+            run_files(HP_BUDGETS),
+        wildcard_constraints:
+            setting=_choices(GRID_SETTINGS),
 
 
 # The constraint-aware study (STUDY §6): all runs of one strategy, with or without constraint

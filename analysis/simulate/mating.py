@@ -1,0 +1,188 @@
+"""pymoo's mating loop on plain arrays, for the constraint-unaware NSGA-II/III.
+
+A converged constraint-unaware population keeps producing offspring that duplicate it; pymoo's
+`InfillCriterion.do` then retries the whole mating (selection, crossover, mutation, duplicate
+elimination) up to 100 times per generation. Each retry builds Population and Individual objects
+and runs the tournaments one Python call at a time, which made the mating ~98 % of a long unaware
+run (blackscholes O3, NSGA-II, budget 150: 26,208 matings in 267 generations).
+
+`ArrayMating` does the same mating on arrays. It makes the same random draws, in the same order,
+from the same generator, and calls the crossover's and mutation's own `_do`, so the offspring and
+the generator's state afterwards are those of pymoo's `Mating`; only the object bookkeeping and
+the per-tournament Python calls are gone. It handles the configuration the unaware strategies use
+(binary tournaments of NSGA-II or NSGA-III on feasible populations, a crossover with as many
+offspring as parents, a mutation and repairs that only override `_do`, exact duplicate
+elimination); anything else, e.g. a population with a constraint violation, goes to pymoo's own
+`Mating.do`. Tests compare both on random populations and whole runs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from pymoo.algorithms.moo import nsga2 as pymoo_nsga2
+from pymoo.algorithms.moo import nsga3 as pymoo_nsga3
+from pymoo.core.crossover import Crossover
+from pymoo.core.mating import Mating
+from pymoo.core.mutation import Mutation
+from pymoo.core.population import Population
+from pymoo.core.repair import Repair
+from pymoo.core.variable import get
+from pymoo.operators.selection.tournament import TournamentSelection
+
+from analysis.simulate.accel import ExactDuplicateElimination
+
+__all__ = ["ArrayMating", "array_mating"]
+
+
+def array_mating(mating: Mating) -> "ArrayMating":
+    """An ArrayMating with the operators, repair, duplicate elimination and retry limit of `mating`."""
+    return ArrayMating(
+        mating.selection,
+        mating.crossover,
+        mating.mutation,
+        repair=mating.repair,
+        eliminate_duplicates=mating.eliminate_duplicates,
+        n_max_iterations=mating.n_max_iterations,
+    )
+
+
+def _plain_repair(repair: Any) -> bool:
+    """A repair whose effect is its `_do` on the X matrix (pymoo's Repair.do, no vtype)."""
+    return repair is None or (isinstance(repair, Repair) and type(repair).do is Repair.do and repair.vtype is None)
+
+
+class ArrayMating(Mating):
+    """pymoo's Mating with the infill loop done on arrays (same draws, same offspring, same generator state)."""
+
+    def _fast_path(self, pop: Population, algorithm: Any, random_state: Any) -> str | None:
+        """The tournament this mating can replay on arrays ("nsga2" or "nsga3"), or None to use pymoo's."""
+        sel, cx, mut = self.selection, self.crossover, self.mutation
+        if not (type(sel) is TournamentSelection and sel.pressure == 2 and sel.vtype is None and sel.repair is None):
+            return None
+        if sel.func_comp is pymoo_nsga2.binary_tournament:
+            if getattr(algorithm, "tournament_type", None) != "comp_by_dom_and_crowding":
+                return None
+            if getattr(algorithm, "random_state", None) is not random_state:
+                return None  # binary_tournament draws its ties from algorithm.random_state
+            kind = "nsga2"
+        elif sel.func_comp is pymoo_nsga3.comp_by_cv_then_random:
+            kind = "nsga3"
+        else:
+            return None
+        if not (isinstance(cx, Crossover) and type(cx).do is Crossover.do and cx.vtype is None and cx.repair is None
+                and cx.n_offsprings == cx.n_parents):
+            return None
+        if not (isinstance(mut, Mutation) and type(mut).do is Mutation.do and _plain_repair(mut.repair)):
+            return None
+        if not (_plain_repair(self.repair) and type(self.eliminate_duplicates) is ExactDuplicateElimination):
+            return None
+        if len(pop) == 0 or np.any(pop.get("CV") > 0.0):
+            return None
+        return kind
+
+    def do(self, problem, pop, n_offsprings, random_state=None, n_max_iterations=None, **kwargs):
+        """Create up to `n_offsprings` offspring not in `pop` nor among themselves, as pymoo's InfillCriterion.do."""
+        algorithm = kwargs.get("algorithm")
+        kind = self._fast_path(pop, algorithm, random_state)
+        if kind is None or random_state is None or kwargs.get("parents") is not None:
+            return super().do(problem, pop, n_offsprings, random_state=random_state,
+                              n_max_iterations=n_max_iterations, **kwargs)
+        if n_max_iterations is None:
+            n_max_iterations = self.n_max_iterations
+
+        X_pop = pop.get("X")
+        pop_keys = {tuple(row) for row in X_pop.tolist()}
+        tournament = _Tournament(kind, pop, random_state)
+        off_rows: list[np.ndarray] = []
+        off_keys: set[tuple] = set()
+        n_infills = 0
+        while len(off_rows) < n_offsprings:
+            n_remaining = n_offsprings - len(off_rows)
+            X = self._offspring(problem, X_pop, tournament, n_remaining, random_state, kwargs)
+            batch_keys: set[tuple] = set()
+            for row, key in zip(X, map(tuple, X.tolist())):
+                first = key not in batch_keys
+                batch_keys.add(key)
+                if first and key not in pop_keys and key not in off_keys:
+                    if len(off_rows) < n_offsprings:  # pymoo truncates the survivors to what is still missing
+                        off_rows.append(row)
+                        off_keys.add(key)
+                    else:
+                        break
+            n_infills += 1
+            if n_infills >= n_max_iterations:
+                break
+        if not off_rows:
+            return Population.create()
+        return Population.new("X", np.array(off_rows))
+
+    def _offspring(self, problem, X_pop, tournament, n_offsprings, random_state, kwargs) -> np.ndarray:
+        """One mating as Mating._do plus the repairs: selection, crossover, mutation, rounding; X of the offspring."""
+        cx, mut = self.crossover, self.mutation
+        n_matings = math.ceil(n_offsprings / cx.n_offsprings)
+        parents = tournament.select(n_matings, cx.n_parents)
+
+        # Crossover.do: parents' X as (n_parents, n_matings, n_var); offspring of non-crossing pairs copy them
+        X = np.swapaxes(X_pop[parents], 0, 1)
+        Xp = np.empty((cx.n_offsprings, n_matings, problem.n_var), dtype=X.dtype)
+        cross = random_state.random(n_matings) < get(cx.prob, size=n_matings)
+        if np.any(cross):
+            Q = cx._do(problem, X, random_state=random_state, **kwargs)
+            Xp[:, cross] = Q[:, cross]
+        Xp[:, ~cross] = X[:, ~cross]
+        X = Xp.reshape(-1, X.shape[-1])
+
+        # Mutation.do + Operator.__call__ (vtype, then the mutation's repair)
+        Xm = mut._do(problem, X, random_state=random_state, **kwargs)
+        mutated = random_state.random(size=len(X)) <= get(mut.prob, size=len(X))
+        if np.any(mutated):
+            X = X.astype(np.result_type(X, Xm)) if X.dtype != np.result_type(X, Xm) else X.copy()
+            X[mutated] = Xm[mutated]
+        if mut.vtype is not None:
+            X = X.astype(mut.vtype)
+        if mut.repair is not None:
+            X = mut.repair._do(problem, X)  # Operator.__call__ runs it as repair.do(problem, out), no kwargs
+        # the mating's own repair (the algorithm's; NoRepair for the unaware strategies)
+        return self.repair._do(problem, X, random_state=random_state, **kwargs)
+
+
+class _Tournament:
+    """Binary tournaments of NSGA-II (domination, then crowding) or NSGA-III (random) on a feasible population."""
+
+    def __init__(self, kind: str, pop: Population, random_state: np.random.Generator) -> None:
+        self.kind = kind
+        self.n = len(pop)
+        self.random_state = random_state
+        if kind == "nsga2":
+            self.F = pop.get("F")
+            self.crowding = pop.get("crowding").astype(float)
+
+    def select(self, n_select: int, n_parents: int) -> np.ndarray:
+        """TournamentSelection._do: permutations drawn as pymoo draws them, one winner per pair."""
+        rs = self.random_state
+        n_random = n_select * n_parents * 2
+        n_perms = math.ceil(n_random / self.n)
+        P = np.concatenate([rs.permutation(self.n) for _ in range(n_perms)])[:n_random].reshape(-1, 2)
+        a, b = P[:, 0], P[:, 1]
+        if self.kind == "nsga3":
+            # comp_by_cv_then_random on a feasible population: rs.choice([a, b]) per tournament, in order
+            winners = np.array([rs.choice([x, y]) for x, y in zip(a.tolist(), b.tolist())], dtype=int)
+        else:
+            winners = self._dominance_then_crowding(a, b)
+        return winners.reshape(n_select, n_parents)
+
+    def _dominance_then_crowding(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """nsga2.binary_tournament ("comp_by_dom_and_crowding") with all CV zero."""
+        Fa, Fb = self.F[a], self.F[b]
+        a_better, b_better = (Fa < Fb).any(axis=1), (Fb < Fa).any(axis=1)
+        winners = np.where(a_better & ~b_better, a, np.where(b_better & ~a_better, b, -1))
+        undecided = winners < 0
+        cd_a, cd_b = self.crowding[a], self.crowding[b]
+        winners = np.where(undecided & (cd_a > cd_b), a, winners)
+        winners = np.where(undecided & (cd_a < cd_b), b, winners)
+        for i in np.flatnonzero(winners < 0).tolist():  # equal crowding: a random pick, in tournament order
+            winners[i] = self.random_state.choice([a[i], b[i]])
+        return winners
