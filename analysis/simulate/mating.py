@@ -30,6 +30,8 @@ from pymoo.core.mutation import Mutation
 from pymoo.core.population import Population
 from pymoo.core.repair import Repair
 from pymoo.core.variable import get
+from pymoo.operators.crossover.pntx import PointCrossover, SinglePointCrossover, TwoPointCrossover
+from pymoo.operators.mutation.pm import PM, PolynomialMutation
 from pymoo.operators.selection.tournament import TournamentSelection
 
 from analysis.simulate.accel import ExactDuplicateElimination
@@ -94,6 +96,7 @@ class ArrayMating(Mating):
             n_max_iterations = self.n_max_iterations
 
         X_pop = pop.get("X")
+        self._sized: dict[tuple[str, int], Any] = {}  # operator parameters by size, fixed within one call
         pop_keys = {tuple(row) for row in X_pop.tolist()}
         tournament = _Tournament(kind, pop, random_state)
         off_rows: list[np.ndarray] = []
@@ -119,6 +122,13 @@ class ArrayMating(Mating):
             return Population.create()
         return Population.new("X", np.array(off_rows))
 
+    def _sized_value(self, name: str, size: int, make: Any) -> Any:
+        """pymoo's `get(parameter, size=size)` for an operator parameter, computed once per size and call."""
+        key = (name, size)
+        if key not in self._sized:
+            self._sized[key] = make(size)
+        return self._sized[key]
+
     def _offspring(self, problem, X_pop, tournament, n_offsprings, random_state, kwargs) -> np.ndarray:
         """One mating as Mating._do plus the repairs: selection, crossover, mutation, rounding; X of the offspring."""
         cx, mut = self.crossover, self.mutation
@@ -128,16 +138,25 @@ class ArrayMating(Mating):
         # Crossover.do: parents' X as (n_parents, n_matings, n_var); offspring of non-crossing pairs copy them
         X = np.swapaxes(X_pop[parents], 0, 1)
         Xp = np.empty((cx.n_offsprings, n_matings, problem.n_var), dtype=X.dtype)
-        cross = random_state.random(n_matings) < get(cx.prob, size=n_matings)
+        cross = random_state.random(n_matings) < self._sized_value("cx.prob", n_matings, lambda n: get(cx.prob, size=n))
         if np.any(cross):
-            Q = cx._do(problem, X, random_state=random_state, **kwargs)
+            if type(cx) in _POINT_CROSSOVERS:
+                Q = _point_crossover(X, cx.n_points, random_state)
+            else:
+                Q = cx._do(problem, X, random_state=random_state, **kwargs)
             Xp[:, cross] = Q[:, cross]
         Xp[:, ~cross] = X[:, ~cross]
         X = Xp.reshape(-1, X.shape[-1])
 
         # Mutation.do + Operator.__call__ (vtype, then the mutation's repair)
-        Xm = mut._do(problem, X, random_state=random_state, **kwargs)
-        mutated = random_state.random(size=len(X)) <= get(mut.prob, size=len(X))
+        if type(mut) in _POLYNOMIAL_MUTATIONS and not mut.at_least_once:
+            eta = self._sized_value("mut.eta", len(X), lambda n: get(mut.eta, size=n))
+            prob_var = self._sized_value("mut.prob_var", len(X), lambda n: mut.get_prob_var(problem, size=n))
+            Xm = _polynomial_mutation(X, problem.xl, problem.xu, eta, prob_var, random_state)
+        else:
+            Xm = mut._do(problem, X, random_state=random_state, **kwargs)
+        mutated = random_state.random(size=len(X)) <= self._sized_value("mut.prob", len(X),
+                                                                        lambda n: get(mut.prob, size=n))
         if np.any(mutated):
             X = X.astype(np.result_type(X, Xm)) if X.dtype != np.result_type(X, Xm) else X.copy()
             X[mutated] = Xm[mutated]
@@ -157,7 +176,11 @@ class _Tournament:
         self.n = len(pop)
         self.random_state = random_state
         if kind == "nsga2":
-            self.F = pop.get("F")
+            # Dominator.get_relation of every ordered pair, once per generation: 1 a dominates b, -1 b dominates a
+            F = pop.get("F")
+            a_better = (F[:, None, :] < F[None, :, :]).any(axis=2)
+            b_better = (F[None, :, :] < F[:, None, :]).any(axis=2)
+            self.relation = np.where(a_better & ~b_better, 1, np.where(b_better & ~a_better, -1, 0))
             self.crowding = pop.get("crowding").astype(float)
 
     def select(self, n_select: int, n_parents: int) -> np.ndarray:
@@ -176,13 +199,67 @@ class _Tournament:
 
     def _dominance_then_crowding(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """nsga2.binary_tournament ("comp_by_dom_and_crowding") with all CV zero."""
-        Fa, Fb = self.F[a], self.F[b]
-        a_better, b_better = (Fa < Fb).any(axis=1), (Fb < Fa).any(axis=1)
-        winners = np.where(a_better & ~b_better, a, np.where(b_better & ~a_better, b, -1))
-        undecided = winners < 0
+        relation = self.relation[a, b]
         cd_a, cd_b = self.crowding[a], self.crowding[b]
+        winners = np.where(relation == 1, a, np.where(relation == -1, b, -1))
+        undecided = relation == 0
         winners = np.where(undecided & (cd_a > cd_b), a, winners)
         winners = np.where(undecided & (cd_a < cd_b), b, winners)
         for i in np.flatnonzero(winners < 0).tolist():  # equal crowding: a random pick, in tournament order
             winners[i] = self.random_state.choice([a[i], b[i]])
         return winners
+
+
+_POINT_CROSSOVERS = (PointCrossover, SinglePointCrossover, TwoPointCrossover)
+_POLYNOMIAL_MUTATIONS = (PM, PolynomialMutation)
+
+
+def _point_crossover(X: np.ndarray, n_points: int, random_state: np.random.Generator) -> np.ndarray:
+    """PointCrossover._do: the same cut-point draws; the segment mask built without a per-mating loop."""
+    _, n_matings, n_var = X.shape
+    r = np.vstack([random_state.permutation(n_var - 1) + 1 for _ in range(n_matings)])[:, :n_points]
+    r.sort(axis=1)
+    r = np.column_stack([r, np.full(n_matings, n_var)])
+    columns = np.arange(n_var)
+    M = np.zeros((n_matings, n_var), dtype=bool)
+    for j in range(0, r.shape[1] - 1, 2):  # segments [r_j, r_j+1), [r_j+2, r_j+3), ... swap
+        M |= (columns >= r[:, j, None]) & (columns < r[:, j + 1, None])
+    return np.stack([np.where(M, X[1], X[0]), np.where(M, X[0], X[1])])
+
+
+def _polynomial_mutation(X: np.ndarray, xl: np.ndarray, xu: np.ndarray, eta: np.ndarray, prob_var: np.ndarray,
+                         random_state: np.random.Generator) -> np.ndarray:
+    """PolynomialMutation._do (pymoo's mut_pm, at_least_once off) with its eta and per-variable
+    probability for len(X) rows: the same draws and the same float operations in the same order,
+    on the mutated entries picked by index instead of tiled copies."""
+    X = X.astype(float)
+    n, n_var = X.shape
+    mut = random_state.random((n, n_var)) < prob_var[:, None]  # mut_binomial (np.ones(n) * prob is prob)
+    mut[:, xl == xu] = False
+    rows, cols = np.nonzero(mut)  # row-major, the order of boolean indexing
+    x, _xl, _xu, eta = X[rows, cols], xl[cols], xu[cols], eta[rows]
+
+    delta1 = (x - _xl) / (_xu - _xl)
+    delta2 = (_xu - x) / (_xu - _xl)
+    mut_pow = 1.0 / (eta + 1.0)
+    rand = random_state.random(x.shape)
+    mask = rand <= 0.5
+    mask_not = np.logical_not(mask)
+    deltaq = np.zeros(x.shape)
+    with np.errstate(invalid="ignore"):
+        xy = 1.0 - delta1
+        val = 2.0 * rand + (1.0 - 2.0 * rand) * (np.power(xy, (eta + 1.0)))
+        d = np.power(val, mut_pow) - 1.0
+        deltaq[mask] = d[mask]
+        xy = 1.0 - delta2
+        val = 2.0 * (1.0 - rand) + 2.0 * (rand - 0.5) * (np.power(xy, (eta + 1.0)))
+        d = 1.0 - (np.power(val, mut_pow))
+        deltaq[mask_not] = d[mask_not]
+    y = x + deltaq * (_xu - _xl)
+    y = np.where(y < _xl, _xl, y)
+    y = np.where(y > _xu, _xu, y)
+
+    Xp = X.copy()
+    Xp[rows, cols] = y
+    Xp = np.where(Xp < xl, xl, Xp)  # set_to_bounds_if_outside
+    return np.where(Xp > xu, xu, Xp)

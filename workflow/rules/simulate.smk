@@ -85,3 +85,10 @@ rule ca_run:
         " --name {wildcards.strategy} --algorithm {params.algorithm} --options {params.options}"
         " --aware {params.aware} --repetitions {params.repetitions} --settings {params.settings}"
         " --proposal-cap {params.cap} --out {output.runs:q} --budget-out {output.budget:q} 2> {log:q}"
+
+
+# Every simulated run of the config (comparison and grid), and what they need (spaces, the grid's
+# indicators and picks): `snakemake --cores all simulations`.
+rule simulations:
+    input:
+        [f"{RESULTS}/runs/{d}/{k}/{o}/{s}/b{b}.parquet" for cells in GROUP_CELLS.values() for d, k, o, s, b in cells()],
