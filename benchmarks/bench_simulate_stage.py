@@ -14,6 +14,7 @@ Takes as long as it measures (minutes); nothing under the checkout's results/ is
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,8 @@ def main() -> int:
     started = time.perf_counter()
     done = subprocess.run(command, cwd=REPO)
     wall = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # Snakemake and every job it ran
+    cpu = usage.ru_utime + usage.ru_stime
     if done.returncode != 0:
         print(f"snakemake failed (exit {done.returncode}) after {wall:.0f} s; outputs kept in {root}")
         return done.returncode
@@ -64,8 +67,11 @@ def main() -> int:
     runs = jobs[jobs["stage"] == "runs"]
     print(f"\nwall time up to every simulate job, {args.cores} cores: {wall:.0f} s = {wall / 60:.1f} min; "
           f"ratio to the 15-minute target {wall / TARGET_S:.2f} (target <= 1)")
-    print(f"simulate jobs: {len(runs)}, {runs['s'].sum():.0f} s of job time, {runs['cpu_s'].sum():.0f} s CPU "
-          f"(job time / cores = {runs['s'].sum() / args.cores:.0f} s)")
+    print(f"CPU time of Snakemake and all its jobs: {cpu:.0f} s, {cpu / (wall * args.cores):.0%} of {args.cores} cores "
+          "over the wall time")
+    print(f"simulate jobs: {len(runs)}, {runs['s'].sum():.0f} s of job time (/ {args.cores} cores = "
+          f"{runs['s'].sum() / args.cores:.0f} s); Snakemake's cpu_time column says {runs['cpu_s'].sum():.0f} s, but it "
+          "samples a job only now and then and misses the end of most")
     print("\njob seconds per stage (results/benchmarks/<stage>):")
     print(jobs.groupby("stage")[["s", "cpu_s"]].agg(["count", "sum"]).round(1).to_string())
     print("\nslowest simulate jobs:")

@@ -110,3 +110,15 @@ def test_unaware_runs_identical_with_pymoo_mating(monkeypatch) -> None:
     fast = traces()
     monkeypatch.setattr(unaware, "array_mating", lambda mating: mating)
     assert traces() == fast
+
+
+def test_random_picks_draw_what_one_choice_per_pair_draws() -> None:
+    """The vectorised tournament picks equal pymoo's `random_state.choice([a, b])` per pair, generator state included."""
+    from analysis.simulate.mating import _random_picks
+
+    for seed, n in itertools.product(range(20), (1, 2, 7, 40)):
+        one, many = np.random.default_rng(seed), np.random.default_rng(seed)
+        a, b = np.arange(n), np.arange(n) + 100
+        expected = np.array([one.choice([x, y]) for x, y in zip(a, b)])
+        np.testing.assert_array_equal(_random_picks(many, a, b), expected)
+        assert many.bit_generator.state == one.bit_generator.state

@@ -192,7 +192,7 @@ class _Tournament:
         a, b = P[:, 0], P[:, 1]
         if self.kind == "nsga3":
             # comp_by_cv_then_random on a feasible population: rs.choice([a, b]) per tournament, in order
-            winners = np.array([rs.choice([x, y]) for x, y in zip(a.tolist(), b.tolist())], dtype=int)
+            winners = _random_picks(rs, a, b)
         else:
             winners = self._dominance_then_crowding(a, b)
         return winners.reshape(n_select, n_parents)
@@ -205,9 +205,19 @@ class _Tournament:
         undecided = relation == 0
         winners = np.where(undecided & (cd_a > cd_b), a, winners)
         winners = np.where(undecided & (cd_a < cd_b), b, winners)
-        for i in np.flatnonzero(winners < 0).tolist():  # equal crowding: a random pick, in tournament order
-            winners[i] = self.random_state.choice([a[i], b[i]])
+        ties = np.flatnonzero(winners < 0)  # equal crowding: a random pick, in tournament order
+        if len(ties):
+            winners[ties] = _random_picks(self.random_state, a[ties], b[ties])
         return winners
+
+
+def _random_picks(random_state: np.random.Generator, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """What `[random_state.choice([x, y]) for x, y in zip(a, b)]` picks, in one draw.
+
+    Generator.choice of a two-element list draws one integer in [0, 2) each call, and NumPy's
+    bounded-integer stream is the same whether drawn one at a time or as an array (the tests
+    compare the picks and the generator state after them with pymoo's per-tournament calls)."""
+    return np.where(random_state.integers(0, 2, size=len(a)) == 0, a, b)
 
 
 _POINT_CROSSOVERS = (PointCrossover, SinglePointCrossover, TwoPointCrossover)
