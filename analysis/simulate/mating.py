@@ -18,10 +18,13 @@ elimination); anything else, e.g. a population with a constraint violation, goes
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from pymoo.algorithms.base import genetic as pymoo_genetic
 from pymoo.algorithms.moo import nsga2 as pymoo_nsga2
 from pymoo.algorithms.moo import nsga3 as pymoo_nsga3
 from pymoo.core.crossover import Crossover
@@ -34,9 +37,13 @@ from pymoo.operators.crossover.pntx import PointCrossover, SinglePointCrossover,
 from pymoo.operators.mutation.pm import PM, PolynomialMutation
 from pymoo.operators.selection.tournament import TournamentSelection
 
-from analysis.simulate.accel import ExactDuplicateElimination
+from analysis.simulate.accel import ExactDuplicateElimination, HashedDuplicateElimination
 
-__all__ = ["ArrayMating", "array_mating"]
+__all__ = ["ArrayMating", "array_mating", "array_mating_in_genetic_algorithms"]
+
+# duplicate elimination -> which of equal offspring in one mating survives: pymoo's default (cdist)
+# keeps the first, its element-wise one (Kernel Tuner's, hashed here) the last
+_KEEP = {ExactDuplicateElimination: "first", HashedDuplicateElimination: "last"}
 
 
 def array_mating(mating: Mating) -> "ArrayMating":
@@ -79,7 +86,7 @@ class ArrayMating(Mating):
             return None
         if not (isinstance(mut, Mutation) and type(mut).do is Mutation.do and _plain_repair(mut.repair)):
             return None
-        if not (_plain_repair(self.repair) and type(self.eliminate_duplicates) is ExactDuplicateElimination):
+        if not (_plain_repair(self.repair) and type(self.eliminate_duplicates) in _KEEP):
             return None
         if len(pop) == 0 or np.any(pop.get("CV") > 0.0):
             return None
@@ -97,6 +104,7 @@ class ArrayMating(Mating):
 
         X_pop = pop.get("X")
         self._sized: dict[tuple[str, int], Any] = {}  # operator parameters by size, fixed within one call
+        keep = _KEEP[type(self.eliminate_duplicates)]
         pop_keys = {tuple(row) for row in X_pop.tolist()}
         tournament = _Tournament(kind, pop, random_state)
         off_rows: list[np.ndarray] = []
@@ -105,16 +113,27 @@ class ArrayMating(Mating):
         while len(off_rows) < n_offsprings:
             n_remaining = n_offsprings - len(off_rows)
             X = self._offspring(problem, X_pop, tournament, n_remaining, random_state, kwargs)
-            batch_keys: set[tuple] = set()
-            for row, key in zip(X, map(tuple, X.tolist())):
-                first = key not in batch_keys
-                batch_keys.add(key)
-                if first and key not in pop_keys and key not in off_keys:
-                    if len(off_rows) < n_offsprings:  # pymoo truncates the survivors to what is still missing
-                        off_rows.append(row)
-                        off_keys.add(key)
-                    else:
+            keys = [tuple(row) for row in X.tolist()]
+            # DuplicateElimination.do: drop repeats within the mating (all but the first or the last of
+            # equal ones), then those in the population, then those already kept; truncate to what is missing
+            kept = {} if keep == "last" else None
+            if kept is not None:
+                for i, key in enumerate(keys):
+                    kept[key] = i
+            seen: set[tuple] = set()
+            added = 0
+            for i, key in enumerate(keys):
+                if kept is not None:
+                    unique = kept[key] == i
+                else:
+                    unique = key not in seen
+                    seen.add(key)
+                if unique and key not in pop_keys and key not in off_keys:
+                    if added == n_remaining:
                         break
+                    off_rows.append(X[i])
+                    off_keys.add(key)
+                    added += 1
             n_infills += 1
             if n_infills >= n_max_iterations:
                 break
@@ -154,7 +173,7 @@ class ArrayMating(Mating):
             prob_var = self._sized_value("mut.prob_var", len(X), lambda n: mut.get_prob_var(problem, size=n))
             Xm = _polynomial_mutation(X, problem.xl, problem.xu, eta, prob_var, random_state)
         else:
-            Xm = mut._do(problem, X, random_state=random_state, **kwargs)
+            Xm = mut._do(problem, X.copy(), random_state=random_state, **kwargs)  # some mutate in place
         mutated = random_state.random(size=len(X)) <= self._sized_value("mut.prob", len(X),
                                                                         lambda n: get(mut.prob, size=n))
         if np.any(mutated):
@@ -273,3 +292,19 @@ def _polynomial_mutation(X: np.ndarray, xl: np.ndarray, xu: np.ndarray, eta: np.
     Xp[rows, cols] = y
     Xp = np.where(Xp < xl, xl, Xp)  # set_to_bounds_if_outside
     return np.where(Xp > xu, xu, Xp)
+
+
+@contextlib.contextmanager
+def array_mating_in_genetic_algorithms() -> Iterator[None]:
+    """Let pymoo's genetic algorithms (Kernel Tuner's NSGA-II/III among them) build ArrayMating while active.
+
+    GeneticAlgorithm.__init__ constructs `Mating(selection, crossover, mutation, repair=...,
+    eliminate_duplicates=..., n_max_iterations=100)`; ArrayMating takes the same arguments and
+    hands anything it cannot replay exactly to pymoo's own Mating.do.
+    """
+    original = pymoo_genetic.Mating
+    pymoo_genetic.Mating = ArrayMating
+    try:
+        yield
+    finally:
+        pymoo_genetic.Mating = original
