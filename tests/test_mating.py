@@ -122,3 +122,27 @@ def test_random_picks_draw_what_one_choice_per_pair_draws() -> None:
         expected = np.array([one.choice([x, y]) for x, y in zip(a, b)])
         np.testing.assert_array_equal(_random_picks(many, a, b), expected)
         assert many.bit_generator.state == one.bit_generator.state
+
+
+def test_kernel_tuner_nsga_runs_mate_on_arrays_with_the_same_traces(monkeypatch) -> None:
+    """Kernel Tuner's constraint-aware NSGA-II/III take the array path during a run, and their traces do not change."""
+    import contextlib
+
+    from test_simulate import tiny_space
+
+    from analysis.simulate import run as run_module
+    from analysis.simulate import simulate_run
+
+    calls = []
+    replay = ArrayMating._offspring
+    monkeypatch.setattr(ArrayMating, "_offspring", lambda self, *a, **k: calls.append(1) or replay(self, *a, **k))
+
+    def traces():
+        return [simulate_run(tiny_space(n_obj), name, {"popsize": 8, "mutation_prob": p}, 25, seed).comparable()
+                for name, n_obj, p, seed in itertools.product(["nsga2", "nsga3"], [1, 2], [0.1, 0.5], [0, 1])]
+
+    fast = traces()
+    assert calls  # the array path ran
+    monkeypatch.setattr(run_module, "array_mating_in_genetic_algorithms", contextlib.nullcontext)
+    calls.clear()
+    assert traces() == fast and not calls
