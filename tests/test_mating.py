@@ -12,7 +12,7 @@ from pymoo.core.problem import ElementwiseProblem
 from pymoo.core.termination import NoTermination
 
 from analysis.simulate import unaware
-from analysis.simulate.mating import ArrayMating
+from analysis.simulate.mating import ArrayMating, array_mating_in_genetic_algorithms
 from analysis.simulate.refdirs import reference_directions
 
 
@@ -33,8 +33,10 @@ class CoarseProblem(ElementwiseProblem):
 
 
 def algorithm(name: str, n_obj: int, popsize: int, mutation_prob: float, crossover: str = "two-point-crossover"):
+    """The unaware strategies' pymoo algorithm, built as during a simulated run (with ArrayMating)."""
     ref_dirs = reference_directions(n_obj, popsize) if name == "nsga3" else None
-    return unaware.build_algorithm(name, popsize, crossover, 1.0, mutation_prob, 20, ref_dirs)
+    with array_mating_in_genetic_algorithms():
+        return unaware.build_algorithm(name, popsize, crossover, 1.0, mutation_prob, 20, ref_dirs)
 
 
 def plain_mating(mating: ArrayMating) -> Mating:
@@ -95,23 +97,6 @@ def test_array_mating_falls_back_to_pymoo_with_constraint_violations() -> None:
     np.testing.assert_array_equal(got.get("X"), expected.get("X"))
 
 
-def test_unaware_runs_identical_with_pymoo_mating(monkeypatch) -> None:
-    """Whole constraint-unaware runs on a constrained space: the same trace with ArrayMating as with pymoo's."""
-    from test_simulate import tiny_space
-
-    from analysis.simulate import simulate_run
-
-    def traces():
-        return [simulate_run(tiny_space(n_obj), name, {"popsize": 8, "mutation_prob": p}, 30, seed,
-                             max_proposals=250).comparable()
-                for name, n_obj, p, seed in itertools.product(["nsga2_unaware", "nsga3_unaware"], [1, 2], [0.1, 0.5],
-                                                              [0])]
-
-    fast = traces()
-    monkeypatch.setattr(unaware, "array_mating", lambda mating: mating)
-    assert traces() == fast
-
-
 def test_random_picks_draw_what_one_choice_per_pair_draws() -> None:
     """The vectorised tournament picks equal pymoo's `random_state.choice([a, b])` per pair, generator state included."""
     from analysis.simulate.mating import _random_picks
@@ -124,8 +109,12 @@ def test_random_picks_draw_what_one_choice_per_pair_draws() -> None:
         assert many.bit_generator.state == one.bit_generator.state
 
 
-def test_kernel_tuner_nsga_runs_mate_on_arrays_with_the_same_traces(monkeypatch) -> None:
-    """Kernel Tuner's constraint-aware NSGA-II/III take the array path during a run, and their traces do not change."""
+@pytest.mark.parametrize("names,budget,options", [
+    (["nsga2_unaware", "nsga3_unaware"], 30, {"max_proposals": 250}),  # converged unaware runs: many retries
+    (["nsga2", "nsga3"], 25, {}),  # Kernel Tuner's constraint-aware NSGA-II/III
+])
+def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budget, options) -> None:
+    """During a simulated run NSGA-II/III take the array path, and their traces equal those with pymoo's Mating."""
     import contextlib
 
     from test_simulate import tiny_space
@@ -138,8 +127,9 @@ def test_kernel_tuner_nsga_runs_mate_on_arrays_with_the_same_traces(monkeypatch)
     monkeypatch.setattr(ArrayMating, "_offspring", lambda self, *a, **k: calls.append(1) or replay(self, *a, **k))
 
     def traces():
-        return [simulate_run(tiny_space(n_obj), name, {"popsize": 8, "mutation_prob": p}, 25, seed).comparable()
-                for name, n_obj, p, seed in itertools.product(["nsga2", "nsga3"], [1, 2], [0.1, 0.5], [0, 1])]
+        return [simulate_run(tiny_space(n_obj), name, {"popsize": 8, "mutation_prob": p}, budget, seed,
+                             **options).comparable()
+                for name, n_obj, p, seed in itertools.product(names, [1, 2], [0.1, 0.5], [0, 1])]
 
     fast = traces()
     assert calls  # the array path ran

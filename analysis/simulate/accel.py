@@ -101,7 +101,7 @@ class HashedDuplicateElimination(kt_pymoo.TuningParamConfigDuplicateElimination)
         def keys(p: Any) -> list[tuple]:
             return [tuple(ind.X.tolist()) for ind in p]
 
-        return _flag_duplicates(keys(pop), None if other is None else keys(other), is_duplicate, keep="last")
+        return flag_duplicates(keys(pop), None if other is None else keys(other), is_duplicate, keep="last")
 
 
 class ExactDuplicateElimination(DefaultDuplicateElimination):
@@ -118,10 +118,10 @@ class ExactDuplicateElimination(DefaultDuplicateElimination):
         def keys(p: Any) -> list[tuple]:
             return [tuple(row) for row in np.asarray(self.func(p), dtype=float).tolist()]
 
-        return _flag_duplicates(keys(pop), None if other is None else keys(other), is_duplicate, keep="first")
+        return flag_duplicates(keys(pop), None if other is None else keys(other), is_duplicate, keep="first")
 
 
-def _flag_duplicates(keys: list[tuple], other: list[tuple] | None, is_duplicate: np.ndarray,
+def flag_duplicates(keys: list[tuple], other: list[tuple] | None, is_duplicate: np.ndarray,
                      keep: str) -> np.ndarray:
     """Set is_duplicate[i] where keys[i] is in `other`, or, with `other` None, where it repeats a key
     of the same list: all but the first occurrence (keep="first") or all but the last (keep="last")."""

@@ -1,19 +1,21 @@
-"""pymoo's mating loop on plain arrays, for the constraint-unaware NSGA-II/III.
+"""pymoo's mating loop on plain arrays, for NSGA-II/III: Kernel Tuner's and the constraint-unaware variants.
 
-A converged constraint-unaware population keeps producing offspring that duplicate it; pymoo's
-`InfillCriterion.do` then retries the whole mating (selection, crossover, mutation, duplicate
-elimination) up to 100 times per generation. Each retry builds Population and Individual objects
-and runs the tournaments one Python call at a time, which made the mating ~98 % of a long unaware
-run (blackscholes O3, NSGA-II, budget 150: 26,208 matings in 267 generations).
+A converged population keeps producing offspring that duplicate it; pymoo's `InfillCriterion.do`
+then retries the whole mating (selection, crossover, mutation, duplicate elimination) up to 100
+times per generation. Each retry builds Population and Individual objects and runs the
+tournaments one Python call at a time, which made the mating ~98 % of a long unaware run
+(blackscholes O3, NSGA-II, budget 150: 26,208 matings in 267 generations).
 
 `ArrayMating` does the same mating on arrays. It makes the same random draws, in the same order,
-from the same generator, and calls the crossover's and mutation's own `_do`, so the offspring and
-the generator's state afterwards are those of pymoo's `Mating`; only the object bookkeeping and
-the per-tournament Python calls are gone. It handles the configuration the unaware strategies use
-(binary tournaments of NSGA-II or NSGA-III on feasible populations, a crossover with as many
-offspring as parents, a mutation and repairs that only override `_do`, exact duplicate
-elimination); anything else, e.g. a population with a constraint violation, goes to pymoo's own
-`Mating.do`. Tests compare both on random populations and whole runs.
+from the same generator, and calls the operators' own `_do` (pymoo's point crossover and
+polynomial mutation are replayed with the same operations), so the offspring and the generator's
+state afterwards are those of pymoo's `Mating`; only the object bookkeeping and the
+per-tournament Python calls are gone. It handles binary tournaments of NSGA-II or NSGA-III on
+feasible populations, a crossover with as many offspring as parents, a mutation and repairs that
+only override `_do`, and the hashed duplicate eliminations of `accel`; anything else, e.g. a
+population with a constraint violation, goes to pymoo's own `Mating.do`. `simulate_run` makes
+pymoo's GeneticAlgorithm build it for the duration of a run. Tests compare both generation by
+generation and on whole runs.
 """
 
 from __future__ import annotations
@@ -37,25 +39,13 @@ from pymoo.operators.crossover.pntx import PointCrossover, SinglePointCrossover,
 from pymoo.operators.mutation.pm import PM, PolynomialMutation
 from pymoo.operators.selection.tournament import TournamentSelection
 
-from analysis.simulate.accel import ExactDuplicateElimination, HashedDuplicateElimination
+from analysis.simulate.accel import ExactDuplicateElimination, HashedDuplicateElimination, flag_duplicates
 
-__all__ = ["ArrayMating", "array_mating", "array_mating_in_genetic_algorithms"]
+__all__ = ["ArrayMating", "array_mating_in_genetic_algorithms"]
 
 # duplicate elimination -> which of equal offspring in one mating survives: pymoo's default (cdist)
 # keeps the first, its element-wise one (Kernel Tuner's, hashed here) the last
 _KEEP = {ExactDuplicateElimination: "first", HashedDuplicateElimination: "last"}
-
-
-def array_mating(mating: Mating) -> "ArrayMating":
-    """An ArrayMating with the operators, repair, duplicate elimination and retry limit of `mating`."""
-    return ArrayMating(
-        mating.selection,
-        mating.crossover,
-        mating.mutation,
-        repair=mating.repair,
-        eliminate_duplicates=mating.eliminate_duplicates,
-        n_max_iterations=mating.n_max_iterations,
-    )
 
 
 def _plain_repair(repair: Any) -> bool:
@@ -114,21 +104,12 @@ class ArrayMating(Mating):
             n_remaining = n_offsprings - len(off_rows)
             X = self._offspring(problem, X_pop, tournament, n_remaining, random_state, kwargs)
             keys = [tuple(row) for row in X.tolist()]
-            # DuplicateElimination.do: drop repeats within the mating (all but the first or the last of
-            # equal ones), then those in the population, then those already kept; truncate to what is missing
-            kept = {} if keep == "last" else None
-            if kept is not None:
-                for i, key in enumerate(keys):
-                    kept[key] = i
-            seen: set[tuple] = set()
+            # DuplicateElimination.do: drop repeats within the mating (as the elimination in use does),
+            # then those in the population, then those already kept; truncate to what is missing
+            repeated = flag_duplicates(keys, None, np.zeros(len(keys), dtype=bool), keep)
             added = 0
             for i, key in enumerate(keys):
-                if kept is not None:
-                    unique = kept[key] == i
-                else:
-                    unique = key not in seen
-                    seen.add(key)
-                if unique and key not in pop_keys and key not in off_keys:
+                if not repeated[i] and key not in pop_keys and key not in off_keys:
                     if added == n_remaining:
                         break
                     off_rows.append(X[i])
@@ -177,7 +158,7 @@ class ArrayMating(Mating):
         mutated = random_state.random(size=len(X)) <= self._sized_value("mut.prob", len(X),
                                                                         lambda n: get(mut.prob, size=n))
         if np.any(mutated):
-            X = X.astype(np.result_type(X, Xm)) if X.dtype != np.result_type(X, Xm) else X.copy()
+            X = X.astype(np.result_type(X, Xm))  # a copy: pymoo sets the mutated rows on new individuals
             X[mutated] = Xm[mutated]
         if mut.vtype is not None:
             X = X.astype(mut.vtype)

@@ -23,7 +23,6 @@ from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.sampling.rnd import IntegerRandomSampling
 
 from analysis.simulate.accel import ExactDuplicateElimination
-from analysis.simulate.mating import array_mating
 from analysis.simulate.refdirs import reference_directions
 
 logger = logging.getLogger(__name__)
@@ -91,10 +90,11 @@ class ChargingSimulationRunner(SimulationRunner):
 def build_algorithm(algo_name: str, pop_size: int, crossover_name: str, crossover_prob: float,
                     mutation_prob: float, mutation_eta: float, ref_dirs: Any) -> Any:
     """The pymoo NSGA-II/III of the unaware strategies: integer sampling, crossover and polynomial
-    mutation rounded to indices, exact duplicate elimination, the mating done on arrays."""
+    mutation rounded to indices, exact duplicate elimination. Built during a simulated run, its
+    mating is mating.ArrayMating (simulate_run swaps it into pymoo's GeneticAlgorithm)."""
     if crossover_name not in kt_pymoo.crossover_oper_dict:
         raise ValueError(f"Unsupported crossover method {crossover_name}")
-    algo = kt_pymoo._SUPPORTED_ALGOS[algo_name](
+    return kt_pymoo._SUPPORTED_ALGOS[algo_name](
         pop_size=pop_size,
         ref_dirs=ref_dirs if algo_name == "nsga3" else None,
         sampling=IntegerRandomSampling(),
@@ -102,8 +102,6 @@ def build_algorithm(algo_name: str, pop_size: int, crossover_name: str, crossove
         mutation=PM(prob=mutation_prob, eta=mutation_eta, vtype=float, repair=RoundingRepair()),
         eliminate_duplicates=ExactDuplicateElimination(),  # marks what eliminate_duplicates=True marks
     )
-    algo.mating = array_mating(algo.mating)  # pymoo's mating on arrays: same draws, same offspring
-    return algo
 
 
 def tune(searchspace, runner, tuning_options):
