@@ -27,6 +27,14 @@ def _fronts(a: argparse.Namespace) -> None:
     fronts.run(a.space_parquet, a.space_meta, json.loads(a.objective_sets), a.parquet, a.json)
 
 
+def _refdirs(a: argparse.Namespace) -> None:
+    from analysis.simulate.refdirs import add
+
+    pairs = [(m, n) for m in a.objectives for n in a.points]
+    done = add(pairs, replace=a.replace)
+    log.info("computed %d direction set(s): %s", len(done), ", ".join(done) or "none (all shipped)")
+
+
 def _simulate(a: argparse.Namespace) -> None:
     from analysis import runs
 
@@ -219,6 +227,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.set_defaults(func=_spaces_table)
+
+    s = sub.add_parser("refdirs", help="compute and ship NSGA-III reference directions (data/refdirs)")
+    s.add_argument("--objectives", type=int, nargs="+", required=True, help="objective counts (>= 2)")
+    s.add_argument("--points", type=int, nargs="+", required=True, help="point counts (population sizes)")
+    s.add_argument("--replace", action="store_true", help="recompute pairs already shipped")
+    s.set_defaults(func=_refdirs)
 
     s = sub.add_parser("ca-run", help="constraint-aware study: all runs of one strategy (aware or not) on one space")
     _space_args(s)
