@@ -113,8 +113,13 @@ def build(
     objectives: list[Objective],
     removed: dict[str, int],
     meta: dict[str, Any],
+    constraints_path: str | Path | None = None,
 ) -> Space:
-    """Validate records against the declared parameters and constraints and assemble a Space."""
+    """Validate records against the declared parameters and constraints and assemble a Space.
+
+    `constraints_path` is the file the constraint expressions come from (default `path`): a
+    constraint that cannot be parsed or evaluated is an error naming it.
+    """
     names = list(parameters)
     clash = set(names) & ({o.column for o in objectives} | set(EVALUATION_TIME_COLUMNS.values()) | {"status"})
     if clash:
@@ -143,11 +148,16 @@ def build(
         keys = [r.key for r, d in zip(records, dup) if d][:4]
         raise SpaceError(path, f"{int(dup.sum())} rows repeat a configuration, e.g. {keys}", field="configuration")
 
-    parsed = cons.parse_all(constraint_exprs, names) if constraint_exprs else []
-    ok = cons.satisfied(parsed, {p: table[p].to_numpy() for p in names}, len(table))
+    try:
+        parsed = cons.parse_all(constraint_exprs, names) if constraint_exprs else []
+        columns = {p: table[p].to_numpy() for p in names}
+        ok = cons.satisfied(parsed, columns, len(table))
+        failing = [c.expression for c in parsed if not c.evaluate(columns).all()] if not ok.all() else []
+        constrained = count_constrained(parameters, parsed)
+    except (cons.ConstraintSyntaxError, cons.ConstraintEvaluationError) as exc:
+        raise SpaceError(constraints_path or path, str(exc), field="constraints") from None
     if not ok.all():
         bad = [r.key for r, good in zip(records, ok) if not good][:4]
-        failing = [c.expression for c in parsed if not c.evaluate({p: table[p].to_numpy() for p in names}).all()]
         raise SpaceError(
             path, f"{int((~ok).sum())} configurations violate the constraints, e.g. {bad}; "
             f"violated: {failing}", field="constraints",
@@ -159,7 +169,6 @@ def build(
             raise SpaceError(path, "no finite value in any measured configuration", field=o.name)
 
     cartesian = math.prod(len(v) for v in parameters.values())
-    constrained = count_constrained(parameters, parsed)
     missing = constrained - len(table)
     if missing:
         log.warning("%s: %d configurations satisfy the constraints but are absent (space not exhaustive)",
