@@ -399,3 +399,54 @@ def test_unevaluable_constraint_names_the_definition(tmp):
         make(tmp, [{"time": 1.0}] * 5, spec=SPEC.replace("a > 1 or b == 0", "a ** 100000 > 0 or b == 0"))
     assert exc.value.path == str(tmp / "spec.yaml") and exc.value.field == "constraints"
 
+
+# --- constraints of a stored space pass the restricted parser before Kernel Tuner sees them -----
+
+TAMPERED = ["__import__('os').system('touch {marker}')", "a.__class__.__name__ == 'int'", "a.real > 0",
+            "(lambda: 1)() == 1", "open('{marker}', 'w') is None"]
+
+
+@pytest.mark.parametrize("bad", TAMPERED)
+def test_tampered_space_json_constraint_is_refused_before_kernel_tuner(tmp, bad, monkeypatch, capfd):
+    import kernel_tuner.searchspace
+
+    from analysis.cli import main
+
+    s = make(tmp, [{"time": t} for t in (3.0, 1.0, 2.0, 5.0, 4.0)])
+    s.save(tmp / "s.parquet", tmp / "s.json")
+    meta = json.loads((tmp / "s.json").read_text())
+    marker = tmp / "pwned"
+    meta["constraints"].append(bad.format(marker=marker))
+    (tmp / "s.json").write_text(json.dumps(meta))
+
+    def trap(*args, **kwargs):
+        raise AssertionError("a tampered constraint reached Kernel Tuner's Searchspace")
+
+    monkeypatch.setattr(kernel_tuner.searchspace.Searchspace, "__init__", trap)
+    out = tmp / "runs.parquet"
+    rc = main(["simulate", "--space-parquet", str(tmp / "s.parquet"), "--space-meta", str(tmp / "s.json"),
+               "--objective-set", "time", "--objectives", '["time"]', "--algorithm", "rs", "--budget", "3",
+               "--repetitions", "1", "--out", str(out)])
+    assert rc == 2 and not marker.exists() and not out.exists()
+    assert f"{tmp / 's.json'}: field 'constraints[1]'" in capfd.readouterr().err
+    with pytest.raises(SpaceError, match="not allowed|unknown name") as exc:
+        Space.load(tmp / "s.parquet", tmp / "s.json")
+    assert exc.value.path == str(tmp / "s.json") and exc.value.field == "constraints[1]"
+
+
+def test_restrictions_reaching_kernel_tuner_are_checked_however_built(tmp):
+    from analysis.errors import InputError
+    from analysis.runs import space_data
+    from analysis.simulate.kt_setup import fresh_searchspace
+    from analysis.simulate.space import SpaceData
+
+    s = make(tmp, [{"time": t} for t in (3.0, 1.0, 2.0, 5.0, 4.0)])
+    data = space_data(s, ["time"])
+    with pytest.raises(InputError, match="not allowed") as exc:
+        SpaceData(dict(TP), ["a.real > 0"], data.cache, ["time"], ["min"], source="x.json")
+    assert exc.value.path == "x.json" and exc.value.field == "restrictions[0]"
+    with pytest.raises(InputError, match="expected an expression string"):
+        SpaceData(dict(TP), [lambda p: True], data.cache, ["time"], ["min"])
+    data.restrictions.append("__import__('os').getcwd() != ''")  # changed after construction
+    with pytest.raises(InputError, match="not allowed"):
+        fresh_searchspace(data)

@@ -33,11 +33,17 @@ class SpaceData:
     cache: dict
     objectives: list[str]
     directions: list[str]
+    source: str | None = None  # the file the restrictions were read from, for error messages
     # per-process memo (parsed entries, neighbour queries); treat the fields as read-only once used
     _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        """Check that the objective list and directions agree."""
+        """Check the restrictions (restricted parser) and that the objective list and directions agree.
+
+        Kernel Tuner's Searchspace compiles restriction strings into Python code; every string
+        that reaches it passes analysis.constraints first, wherever it was read from.
+        """
+        check_restrictions(self.restrictions, list(self.tune_params), self.source)
         if not self.objectives:
             raise ValueError("SpaceData needs at least one objective")
         if len(self.objectives) != len(self.directions):
@@ -75,7 +81,8 @@ class SpaceData:
         if directions is None:
             directions = [default_direction(o) for o in objectives]
         tune_params = {k: list(cache["tune_params"][k]) for k in cache["tune_params_keys"]}
-        return cls(tune_params, restrictions, cache, list(objectives), list(directions))
+        return cls(tune_params, restrictions, cache, list(objectives), list(directions),
+                   source=None if t1_path is None else str(t1_path))
 
 
 def load_cache_file(path: str | Path) -> dict:
@@ -88,6 +95,23 @@ def load_cache_file(path: str | Path) -> dict:
         # an unfinished cache, as Kernel Tuner leaves it while tuning
         text = text.rstrip(",") + "}\n}"
     return json.loads(text)
+
+
+def check_restrictions(restrictions: Any, names: list[str], source: str | None) -> None:
+    """Every restriction is a string the restricted parser accepts; else an InputError naming the source."""
+    from analysis import constraints as cons
+    from analysis.errors import InputError
+
+    if not isinstance(restrictions, list):
+        raise InputError(source, "restrictions must be a list of expression strings", field="restrictions")
+    for i, r in enumerate(restrictions):
+        if not isinstance(r, str):
+            raise InputError(source, f"expected an expression string, found {type(r).__name__}",
+                             field=f"restrictions[{i}]")
+        try:
+            cons.parse(r, names)
+        except cons.ConstraintSyntaxError as exc:
+            raise InputError(source, str(exc), field=f"restrictions[{i}]") from None
 
 
 def read_t1_restrictions(path: str | Path) -> list[str]:
