@@ -241,7 +241,16 @@ def test_objective_without_any_finite_value(tmp):
 def test_unsafe_constraint_in_definition(tmp):
     with pytest.raises(SpaceError, match="not allowed") as exc:
         make(tmp, [{"time": 1.0}] * 5, spec=SPEC.replace("a > 1 or b == 0", "__import__(\"os\") or a"))
-    assert exc.value.field == "constraints"
+    assert exc.value.path == str(tmp / "spec.yaml") and exc.value.field == "constraints[0]"
+
+
+def test_unsafe_condition_in_t1_definition(tmp):
+    t1 = json.loads((HUB / "kernels/convolution_milo.json").read_text())
+    t1["ConfigurationSpace"]["Conditions"][1]["Expression"] = "block_size_x.__class__ is int"
+    bad = write(tmp / "t1.json", t1)
+    with pytest.raises(SpaceError, match="'Attribute' not allowed") as exc:
+        import_space(HUB / "cachefiles/convolution_milo/A100.json.gz", kernel="c", device="d", definition=bad)
+    assert exc.value.path == str(bad) and exc.value.field == "ConfigurationSpace.Conditions[1].Expression"
 
 
 def test_t1_definition_with_bad_values(tmp):
