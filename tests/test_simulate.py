@@ -25,8 +25,9 @@ from analysis.simulate import (
 from analysis.simulate.baseline import tune_kernel_trace, write_cache_json
 
 REPO = Path(__file__).resolve().parents[1]
-HUB_CANDIDATES = [REPO / "data" / "benchmark_hub", Path("/work/shared/data/benchmark_hub")]
-HUB = next((p for p in HUB_CANDIDATES if (p / "cachefiles" / "convolution_milo" / "A100.json.gz").exists()), None)
+HUB = REPO / "data" / "benchmark_hub"
+if not (HUB / "cachefiles" / "convolution_milo" / "A100.json.gz").exists():
+    HUB = None
 
 TINY_PARAMS = {"a": [1, 2, 3, 4, 5, 6], "b": [1, 2, 4, 8, 16], "c": [0, 1]}
 LIMIT = 24  # keeps diff_evo off Kernel Tuner's np.shuffle bug (popsize == space size)
