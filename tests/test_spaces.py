@@ -346,18 +346,20 @@ def test_bad_evaluation_time_is_an_error_naming_file_entry_and_field(tmp, field,
     assert exc.value.path == str(tmp / "c.json") and exc.value.field == field
 
 
-def test_failed_entry_may_lack_evaluation_times_but_not_have_bad_ones(tmp):
+def test_failed_entry_needs_its_evaluation_times_too(tmp):
+    # Kernel Tuner records them for failed configurations as well; simulated runs charge them
     doc = kt_cache(TP, rows_for([{"time": 1.0}, {"time": "CompilationFailedConfig"}, {"time": 2.0},
                                  {"time": 3.0}, {"time": 4.0}]))
-    for f in ("verification_time", "benchmark_time"):
-        del doc["cache"]["2,0"][f]
     s = make_doc(tmp, doc)
-    failed = s.table[s.table.status == "compile"]
-    assert failed["benchmark_time_ms"].tolist() == [0.0] and failed["compile_time_ms"].tolist() == [1.0]
-    doc["cache"]["2,0"]["compile_time"] = float("nan")
+    assert s.table[s.table.status == "compile"]["compile_time_ms"].tolist() == [1.0]
+    del doc["cache"]["2,0"]["benchmark_time"]
+    with pytest.raises(SpaceError, match="configuration '2,0' lacks its evaluation time") as exc:
+        make_doc(tmp, doc)
+    assert exc.value.field == "benchmark_time"
+    doc["cache"]["2,0"]["benchmark_time"] = float("nan")
     with pytest.raises(SpaceError, match="configuration '2,0' has evaluation time nan") as exc:
         make_doc(tmp, doc)
-    assert exc.value.field == "compile_time"
+    assert exc.value.field == "benchmark_time"
 
 
 def test_objective_missing_from_the_first_entry_is_not_dropped(tmp):

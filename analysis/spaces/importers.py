@@ -109,19 +109,14 @@ def _objective_value(value: Any, path: Path, key: str, fld: str, name: str) -> f
     return v
 
 
-def _eval_time(entry: Mapping[str, Any], name: str, path: Path, key: str, fld: str, required: bool,
-               scale: float = 1.0) -> float:
-    """An evaluation time (ms): present for a measured configuration, numeric, finite and >= 0.
-
-    A failed configuration may lack it (0 then: nothing was charged). Anything else is an error
-    naming the file, the entry and the field: simulated runs add these times up, so one NaN or
-    negative value would corrupt every later point of a run's clock.
+def _eval_time(entry: Mapping[str, Any], name: str, path: Path, key: str, fld: str, scale: float = 1.0) -> float:
+    """An evaluation time (ms): present, numeric, finite and >= 0, else an error naming the file, the entry and
+    the field. Kernel Tuner records all three times for every configuration it evaluates, failed ones too,
+    and simulated runs add them up: one NaN, negative or missing value would corrupt a run's clock.
     """
     if name not in entry:
-        if required:
-            raise SpaceError(path, f"configuration '{key}' lacks its evaluation time (measured configurations "
-                                   "must record it)", field=fld)
-        return 0.0
+        raise SpaceError(path, f"configuration '{key}' lacks its evaluation time (Kernel Tuner records it for "
+                               "every configuration it evaluates, failed ones too)", field=fld)
     v = _number(entry[name], path, key, fld)
     if not math.isfinite(v) or v < 0:
         raise SpaceError(path, f"configuration '{key}' has evaluation time {entry[name]!r}; "
@@ -171,8 +166,7 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
                     raise SpaceError(path, f"entry '{key}' lacks objective", field=fld)
                 name = spec if isinstance(spec, str) else spec["name"]
                 objs[name] = _objective_value(entry[fld], path, key, fld, name)
-        times = {col: _eval_time(entry, name, path, key, name, required=status == STATUS_OK)
-                 for name, col in EVALUATION_TIME_COLUMNS.items()}
+        times = {col: _eval_time(entry, name, path, key, name) for name, col in EVALUATION_TIME_COLUMNS.items()}
         records.append(Record(key, {p: entry[p] for p in keys}, objs, times, status))
     extra = {k: doc[k] for k in ("device_name", "kernel_name", "problem_size", "objective") if k in doc}
     return records, tune_params, fields, removed, {"source_info": extra}
@@ -241,9 +235,7 @@ def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str
                     objs[name] *= scale
         if not isinstance(times, dict):
             raise SpaceError(path, f"expected an object, found {type(times).__name__}", field=f"{key}.times")
-        t = {col: _eval_time(times, name, path, key, f"{key}.times.{name}", required=status == STATUS_OK,
-                             scale=scale)
-             for name, col in T4_TIMES.items()}
+        t = {col: _eval_time(times, name, path, key, f"{key}.times.{name}", scale=scale) for name, col in T4_TIMES.items()}
         records.append(Record(key, dict(config), objs, t, status))
     if defn is not None:
         for r in records:
