@@ -323,3 +323,19 @@ def test_one_job_runs_every_budget_as_separate_jobs_would(tmp_path: Path) -> Non
                                       pd.read_parquet(tmp_path / f"alone{budget}.parquet"))
     assert main(common + ["--budget", "20", "30", "--out", str(tmp_path / "only_one.parquet")]) == 2
     assert not (tmp_path / "only_one.parquet").exists()
+
+
+@pytest.mark.parametrize("value", [float("nan"), -1.0, "x", None])
+def test_bad_evaluation_time_in_a_raw_cache_is_refused(value):
+    from analysis.errors import InputError
+
+    cache = tiny_cache()
+    key = next(iter(cache["cache"]))
+    if value is None:
+        del cache["cache"][key]["compile_time"]
+    else:
+        cache["cache"][key]["compile_time"] = value
+    space = SpaceData(dict(TINY_PARAMS), list(TINY_RESTRICTIONS), cache, ["time"], ["min"], source="tiny.json")
+    with pytest.raises(InputError, match=f"cache entry '{key}' (lacks|has) .*finite, non-negative") as exc:
+        simulate_run(space, "rs", {}, 5, seed=1)
+    assert exc.value.path == "tiny.json" and exc.value.field == f"cache.{key}.compile_time"

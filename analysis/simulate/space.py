@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ class SpaceData:
     def cache_entries(self) -> dict[str, dict]:
         """Cache entries keyed like Kernel Tuner, with `__error__` markers set; parsed once per object."""
         if "entries" not in self._memo:
-            self._memo["entries"] = prepare_entries(self.cache, list(self.tune_params))
+            self._memo["entries"] = prepare_entries(self.cache, list(self.tune_params), self.source)
         return self._memo["entries"]
 
     def neighbour_memo(self) -> dict:
@@ -128,8 +129,13 @@ def default_direction(objective: str) -> str:
     return "max" if kt_util.objective_default_map[objective] else "min"
 
 
-def prepare_entries(cache: dict, param_names: list[str]) -> dict[str, dict]:
-    """Copy the cache entries and mark failed ones the way Kernel Tuner's read_cache does."""
+def prepare_entries(cache: dict, param_names: list[str], source: str | None = None) -> dict[str, dict]:
+    """Copy the cache entries and mark failed ones the way Kernel Tuner's read_cache does.
+
+    Every entry but an InvalidConfig one needs finite, non-negative evaluation times (the
+    simulated clock adds them up; one NaN would make every later point of a run NaN): else an
+    InputError naming `source`, the entry and the field.
+    """
     keys = list(cache.get("tune_params_keys", param_names))
     if keys != param_names:
         raise ValueError(f"cache parameter order {keys} differs from tune_params order {param_names}")
@@ -142,6 +148,22 @@ def prepare_entries(cache: dict, param_names: list[str]) -> dict[str, dict]:
                 error = _ERROR_MARKERS[value]()
         if error is not None:
             entry["__error__"] = error
+        if not isinstance(error, kt_util.InvalidConfig):
+            _check_times(entry, key, source)
         entries[key] = entry
     logger.debug("prepared %d cache entries", len(entries))
     return entries
+
+
+EVALUATION_TIME_FIELDS = ("compile_time", "verification_time", "benchmark_time")
+
+
+def _check_times(entry: dict, key: str, source: str | None) -> None:
+    from analysis.errors import InputError
+
+    for name in EVALUATION_TIME_FIELDS:
+        value = entry.get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            what = "lacks its evaluation time" if name not in entry else f"has evaluation time {value!r}"
+            raise InputError(source, f"cache entry '{key}' {what}; it must be a finite, non-negative number",
+                             field=f"cache.{key}.{name}")
