@@ -79,7 +79,7 @@ def with_objective(space: Space, name: str, values: np.ndarray) -> Space:
     table[name + "_ms"] = values
     objectives = [*space.objectives, custom_objective(name, "ms", "min")]
     return Space(space.kernel, space.device, dict(space.parameters), list(space.constraints), objectives, table,
-                 dict(space.meta))
+                 dict(space.meta), origin=space.origin)
 
 
 def feasible_fraction(space: Space, threshold: Mapping[str, Any] | None) -> float:

@@ -4,6 +4,12 @@ Expressions are never handed to `eval`. Only arithmetic, comparisons (chained to
 boolean operators, conditional expressions, membership in literal tuples/lists, the
 parameter names and numeric/string literals, and the functions `min`, `max`, `abs`
 are accepted; anything else is an error naming the expression and the offending part.
+
+Integer arithmetic is exact, as in Python (and in Kernel Tuner, which evaluates the same
+strings with Python integers): an integer sum, difference, product or power whose size
+could leave int64 is computed on Python integers (object arrays) instead of wrapping
+around. An expression that cannot be evaluated (e.g. comparing a string parameter with a
+number, dividing by zero in exact arithmetic) raises ConstraintEvaluationError.
 """
 
 from __future__ import annotations
@@ -24,6 +30,16 @@ _BINOPS = {
     ast.Mod: np.mod,
     ast.Pow: np.power,
 }
+# the same operators on Python integers (exact, Python's semantics), for integer scalars
+_PY_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
 _CMPOPS = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
@@ -33,10 +49,18 @@ _CMPOPS = {
     ast.GtE: operator.ge,
 }
 _FUNCS = {"min": np.minimum, "max": np.maximum, "abs": np.abs}
+# int64 results are exact below this magnitude; above it (by a float64 estimate) Python integers are used
+_INT64_SAFE = 2.0 ** 62
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+_MAX_EXACT_EXPONENT = 4096  # larger integer powers of |base| > 1 are refused (their size is unbounded)
 
 
 class ConstraintSyntaxError(ValueError):
     """A constraint expression uses something outside the accepted subset."""
+
+
+class ConstraintEvaluationError(ValueError):
+    """A constraint expression cannot be evaluated on the given values."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +73,14 @@ class Constraint:
 
     def evaluate(self, columns: Mapping[str, Any]) -> np.ndarray:
         """Boolean array: which rows of `columns` (name -> array) satisfy the constraint."""
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return _truth(_eval(self.tree.body, columns))
+        try:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return _truth(_eval(self.tree.body, columns))
+        except ConstraintEvaluationError as exc:
+            raise ConstraintEvaluationError(f"constraint '{self.expression}': {exc}") from None
+        except (ArithmeticError, TypeError, ValueError) as exc:
+            raise ConstraintEvaluationError(
+                f"constraint '{self.expression}' cannot be evaluated ({type(exc).__name__}: {exc})") from None
 
 
 def parse(expression: str, parameters: Sequence[str]) -> Constraint:
@@ -131,7 +161,7 @@ def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:
             return np.logical_not(_truth(operand))
         return np.negative(operand) if isinstance(node.op, ast.USub) else operand
     if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](_eval(node.left, env), _eval(node.right, env))
+        return _binop(node.op, _eval(node.left, env), _eval(node.right, env))
     if isinstance(node, ast.Compare):
         left = _eval(node.left, env)
         out: Any = True
@@ -159,3 +189,49 @@ def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:
             out = fn(out, a)
         return out
     raise ConstraintSyntaxError(f"cannot evaluate '{ast.unparse(node)}'")  # pragma: no cover - parse() rejects it
+
+
+def _is_int(x: Any) -> bool:
+    """An integer scalar or integer array (booleans excluded)."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    if isinstance(x, (int, np.integer)):
+        return True
+    return isinstance(x, np.ndarray) and x.dtype.kind in "iu"
+
+
+def _fits_int64(x: Any) -> bool:
+    """Whether numpy would hold `x` as int64 without loss (uint64 and big Python ints do not)."""
+    if isinstance(x, int) and not isinstance(x, np.integer):
+        return _INT64_MIN <= x <= _INT64_MAX
+    return np.asarray(x).dtype.kind == "i"
+
+
+def _exact(x: Any) -> Any:
+    """`x` as Python integers: an object array or a Python int."""
+    if isinstance(x, np.ndarray):
+        return x.astype(object) if x.ndim else int(x)
+    return int(x)
+
+
+def _binop(op: ast.operator, left: Any, right: Any) -> Any:
+    """left op right; integer operands never wrap around int64 (Python integers where it could)."""
+    fn = _BINOPS[type(op)]
+    if not (_is_int(left) and _is_int(right)):
+        return fn(left, right)
+    if _fits_int64(left) and _fits_int64(right):
+        if isinstance(op, (ast.Div, ast.FloorDiv, ast.Mod)):
+            return fn(left, right)  # |result| <= |operands|: no overflow
+        negative_power = isinstance(op, ast.Pow) and bool(np.any(np.asarray(right) < 0))
+        if not negative_power:
+            estimate = fn(np.asarray(left, dtype=float), np.asarray(right, dtype=float))
+            if bool(np.all(np.abs(estimate) < _INT64_SAFE)):
+                return fn(left, right)
+    if isinstance(op, ast.Pow) and bool(np.any(np.abs(np.asarray(right, dtype=float)) > _MAX_EXACT_EXPONENT)) \
+            and bool(np.any(np.abs(np.asarray(left, dtype=float)) > 1)):
+        raise ConstraintEvaluationError(f"integer power with an exponent above {_MAX_EXACT_EXPONENT} "
+                                        "is too large to evaluate exactly")
+    left, right = _exact(left), _exact(right)
+    if isinstance(left, int) and isinstance(right, int):
+        return _PY_BINOPS[type(op)](left, right)
+    return fn(left, right)

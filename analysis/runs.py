@@ -21,7 +21,7 @@ def space_data(space: Space, objectives: Sequence[str]) -> SpaceData:
     """The simulation engine's view of a stored space for the given objectives."""
     directions = [space.objective(o).direction for o in objectives]
     return SpaceData(dict(space.parameters), list(space.constraints), to_kt_cache(space), list(objectives),
-                     directions)
+                     directions, source=space.origin)
 
 
 def run_identity(space: Space, objective_set: str, algorithm: str, options: dict[str, Any], budget: int,

@@ -25,8 +25,9 @@ from analysis.simulate import (
 from analysis.simulate.baseline import tune_kernel_trace, write_cache_json
 
 REPO = Path(__file__).resolve().parents[1]
-HUB_CANDIDATES = [REPO / "data" / "benchmark_hub", Path("/work/shared/data/benchmark_hub")]
-HUB = next((p for p in HUB_CANDIDATES if (p / "cachefiles" / "convolution_milo" / "A100.json.gz").exists()), None)
+HUB = REPO / "data" / "benchmark_hub"
+if not (HUB / "cachefiles" / "convolution_milo" / "A100.json.gz").exists():
+    HUB = None
 
 TINY_PARAMS = {"a": [1, 2, 3, 4, 5, 6], "b": [1, 2, 4, 8, 16], "c": [0, 1]}
 LIMIT = 24  # keeps diff_evo off Kernel Tuner's np.shuffle bug (popsize == space size)
@@ -322,3 +323,19 @@ def test_one_job_runs_every_budget_as_separate_jobs_would(tmp_path: Path) -> Non
                                       pd.read_parquet(tmp_path / f"alone{budget}.parquet"))
     assert main(common + ["--budget", "20", "30", "--out", str(tmp_path / "only_one.parquet")]) == 2
     assert not (tmp_path / "only_one.parquet").exists()
+
+
+@pytest.mark.parametrize("value", [float("nan"), -1.0, "x", None])
+def test_bad_evaluation_time_in_a_raw_cache_is_refused(value):
+    from analysis.errors import InputError
+
+    cache = tiny_cache()
+    key = next(iter(cache["cache"]))
+    if value is None:
+        del cache["cache"][key]["compile_time"]
+    else:
+        cache["cache"][key]["compile_time"] = value
+    space = SpaceData(dict(TINY_PARAMS), list(TINY_RESTRICTIONS), cache, ["time"], ["min"], source="tiny.json")
+    with pytest.raises(InputError, match=f"cache entry '{key}' (lacks|has) .*finite, non-negative") as exc:
+        simulate_run(space, "rs", {}, 5, seed=1)
+    assert exc.value.path == "tiny.json" and exc.value.field == f"cache.{key}.compile_time"

@@ -241,7 +241,16 @@ def test_objective_without_any_finite_value(tmp):
 def test_unsafe_constraint_in_definition(tmp):
     with pytest.raises(SpaceError, match="not allowed") as exc:
         make(tmp, [{"time": 1.0}] * 5, spec=SPEC.replace("a > 1 or b == 0", "__import__(\"os\") or a"))
-    assert exc.value.field == "constraints"
+    assert exc.value.path == str(tmp / "spec.yaml") and exc.value.field == "constraints[0]"
+
+
+def test_unsafe_condition_in_t1_definition(tmp):
+    t1 = json.loads((HUB / "kernels/convolution_milo.json").read_text())
+    t1["ConfigurationSpace"]["Conditions"][1]["Expression"] = "block_size_x.__class__ is int"
+    bad = write(tmp / "t1.json", t1)
+    with pytest.raises(SpaceError, match="'Attribute' not allowed") as exc:
+        import_space(HUB / "cachefiles/convolution_milo/A100.json.gz", kernel="c", device="d", definition=bad)
+    assert exc.value.path == str(bad) and exc.value.field == "ConfigurationSpace.Conditions[1].Expression"
 
 
 def test_t1_definition_with_bad_values(tmp):
@@ -278,3 +287,177 @@ def test_export_to_kt_cache_round_trips_benchmark_hub(tmp):
     again = import_space(write(tmp / "again.json", doc), kernel="convolution", device="A100",
                          definition=HUB / "kernels/convolution_milo.json")
     assert again.table.equals(s.table)
+
+
+# --- bad values: negative, NaN, infinite or missing times and objectives (issue #21) -----------
+
+def make_doc(tmp, doc, spec=SPEC):
+    (tmp / "spec.yaml").write_text(spec)
+    return import_space(write(tmp / "c.json", doc), kernel="k", device="d", definition=tmp / "spec.yaml")
+
+
+@pytest.mark.parametrize("name", ["time", "memory", "mre", "nrmse", "nmae", "energy"])
+def test_negative_objective_is_an_error_naming_file_entry_and_field(tmp, name):
+    values = [{name: 1.0}, {name: 2.0}, {name: -1.0}, {name: 3.0}, {name: 4.0}]
+    with pytest.raises(SpaceError, match=f"configuration '2,1' has negative {name} -1.0") as exc:
+        make(tmp, values)
+    assert exc.value.path == str(tmp / "c.json") and exc.value.field == name
+
+
+def test_negative_time_never_becomes_the_optimum(tmp):
+    # the issue's case: time -1.0 used to be accepted and became the optimum
+    with pytest.raises(SpaceError, match="negative time"):
+        make(tmp, [{"time": t} for t in (3.0, 1.0, -1.0, 5.0, 4.0)])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_non_finite_objective_is_excluded_and_counted(tmp, bad):
+    s = make(tmp, [{"time": t} for t in (3.0, 1.0, bad, 5.0, 4.0)])
+    assert s.meta["counts"]["nonfinite"] == {"time": 1}
+    f = true_front(s, "time", ["time"])
+    assert f.excluded_nonfinite == 1 and f.points.tolist() == [[1.0]]
+
+
+def test_custom_objective_may_be_negative(tmp):
+    values = [{"time": 1.0, "gain": -2.0}, {"time": 2.0, "gain": 1.0}, {"time": 3.0, "gain": 0.5},
+              {"time": 4.0, "gain": 0.1}, {"time": 5.0, "gain": 0.2}]
+    s = make(tmp, values, objectives={"time": "time", "gain": {"name": "gain", "direction": "max"}})
+    assert s.table["gain"].min() == -2.0
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("compile_time", float("nan"), "evaluation time nan"),
+    ("compile_time", float("inf"), "evaluation time inf"),
+    ("benchmark_time", -1e6, "evaluation time -1000000.0"),
+    ("verification_time", -0.5, "evaluation time -0.5"),
+    ("compile_time", "fast", "non-numeric value 'fast'"),
+    ("benchmark_time", None, "non-numeric value None"),
+    ("compile_time", None, "lacks its evaluation time"),  # None here: the field is deleted
+])
+def test_bad_evaluation_time_is_an_error_naming_file_entry_and_field(tmp, field, value, words):
+    doc = kt_cache(TP, rows_for([{"time": 1.0}] * 5))
+    entry = doc["cache"]["2,0"]
+    if words.startswith("lacks"):
+        del entry[field]
+    else:
+        entry[field] = value
+    with pytest.raises(SpaceError, match=f"configuration '2,0' .*{words}") as exc:
+        make_doc(tmp, doc)
+    assert exc.value.path == str(tmp / "c.json") and exc.value.field == field
+
+
+def test_failed_entry_needs_its_evaluation_times_too(tmp):
+    # Kernel Tuner records them for failed configurations as well; simulated runs charge them
+    doc = kt_cache(TP, rows_for([{"time": 1.0}, {"time": "CompilationFailedConfig"}, {"time": 2.0},
+                                 {"time": 3.0}, {"time": 4.0}]))
+    s = make_doc(tmp, doc)
+    assert s.table[s.table.status == "compile"]["compile_time_ms"].tolist() == [1.0]
+    del doc["cache"]["2,0"]["benchmark_time"]
+    with pytest.raises(SpaceError, match="configuration '2,0' lacks its evaluation time") as exc:
+        make_doc(tmp, doc)
+    assert exc.value.field == "benchmark_time"
+    doc["cache"]["2,0"]["benchmark_time"] = float("nan")
+    with pytest.raises(SpaceError, match="configuration '2,0' has evaluation time nan") as exc:
+        make_doc(tmp, doc)
+    assert exc.value.field == "benchmark_time"
+
+
+def test_objective_missing_from_the_first_entry_is_not_dropped(tmp):
+    # the default objective fields come from every measured entry, not only the first
+    doc = kt_cache(TP, rows_for([{"time": 1.0, "mre": 0.1}] * 5))
+    del doc["cache"]["1,0"]["mre"]
+    with pytest.raises(SpaceError, match="entry '1,0' lacks objective") as exc:
+        make_doc(tmp, doc)
+    assert exc.value.field == "mre"
+
+
+def t4_doc(time_value=1.0, times=None):
+    results = []
+    for i, (a, b) in enumerate([(1, 0), (2, 0), (2, 1), (3, 0), (3, 1)]):
+        results.append({"configuration": {"a": a, "b": b}, "invalidity": "correct",
+                        "measurements": [{"name": "time", "value": time_value if i == 2 else 1.0 + i, "unit": "ms"}],
+                        "times": dict(times if (times is not None and i == 2) else
+                                      {"compilation": 1.0, "validation": 0.0, "benchmark": 2.0})})
+    return {"schema_version": "1.0.0", "metadata": {"timeunit": "milliseconds"}, "results": results}
+
+
+@pytest.mark.parametrize("doc,field,words", [
+    (t4_doc(time_value=-2.0), "time", "results\\[2\\]' has negative time -2.0"),
+    (t4_doc(times={"compilation": float("nan"), "validation": 0.0, "benchmark": 1.0}),
+     "results[2].times.compilation", "evaluation time nan"),
+    (t4_doc(times={"compilation": 1.0, "validation": 0.0}), "results[2].times.benchmark", "lacks its evaluation"),
+])
+def test_t4_bad_values(tmp, doc, field, words):
+    with pytest.raises(SpaceError, match=words) as exc:
+        (tmp / "spec.yaml").write_text(SPEC)
+        import_space(write(tmp / "t4.json", doc), kernel="k", device="d", definition=tmp / "spec.yaml")
+    assert exc.value.path == str(tmp / "t4.json") and exc.value.field == field
+
+
+# --- constraints: exact integers, evaluation errors name the definition ------------------------
+
+def test_constraint_beyond_int64_is_exact_on_import(tmp):
+    # `block_size_x * 2**62 > 0` wrapped around int64 and the import blamed the data
+    tp = {"block_size_x": [1, 2, 4, 16], "b": [0, 1]}
+    rows = [{"block_size_x": x, "b": b, "time": 1.0 + x + b} for x in tp["block_size_x"] for b in tp["b"]]
+    spec = "tune_params:\n  block_size_x: [1, 2, 4, 16]\n  b: [0, 1]\nconstraints:\n  - 'block_size_x * 2**62 > 0'\n"
+    s = make_doc(tmp, kt_cache(tp, rows), spec=spec)
+    assert s.meta["counts"]["rows"] == s.meta["counts"]["constrained"] == 8
+
+
+def test_unevaluable_constraint_names_the_definition(tmp):
+    with pytest.raises(SpaceError, match="cannot be evaluated|too large") as exc:
+        make(tmp, [{"time": 1.0}] * 5, spec=SPEC.replace("a > 1 or b == 0", "a ** 100000 > 0 or b == 0"))
+    assert exc.value.path == str(tmp / "spec.yaml") and exc.value.field == "constraints"
+
+
+# --- constraints of a stored space pass the restricted parser before Kernel Tuner sees them -----
+
+TAMPERED = ["__import__('os').system('touch {marker}')", "a.__class__.__name__ == 'int'", "a.real > 0",
+            "(lambda: 1)() == 1", "open('{marker}', 'w') is None"]
+
+
+@pytest.mark.parametrize("bad", TAMPERED)
+def test_tampered_space_json_constraint_is_refused_before_kernel_tuner(tmp, bad, monkeypatch, capfd):
+    import kernel_tuner.searchspace
+
+    from analysis.cli import main
+
+    s = make(tmp, [{"time": t} for t in (3.0, 1.0, 2.0, 5.0, 4.0)])
+    s.save(tmp / "s.parquet", tmp / "s.json")
+    meta = json.loads((tmp / "s.json").read_text())
+    marker = tmp / "pwned"
+    meta["constraints"].append(bad.format(marker=marker))
+    (tmp / "s.json").write_text(json.dumps(meta))
+
+    def trap(*args, **kwargs):
+        raise AssertionError("a tampered constraint reached Kernel Tuner's Searchspace")
+
+    monkeypatch.setattr(kernel_tuner.searchspace.Searchspace, "__init__", trap)
+    out = tmp / "runs.parquet"
+    rc = main(["simulate", "--space-parquet", str(tmp / "s.parquet"), "--space-meta", str(tmp / "s.json"),
+               "--objective-set", "time", "--objectives", '["time"]', "--algorithm", "rs", "--budget", "3",
+               "--repetitions", "1", "--out", str(out)])
+    assert rc == 2 and not marker.exists() and not out.exists()
+    assert f"{tmp / 's.json'}: field 'constraints[1]'" in capfd.readouterr().err
+    with pytest.raises(SpaceError, match="not allowed|unknown name") as exc:
+        Space.load(tmp / "s.parquet", tmp / "s.json")
+    assert exc.value.path == str(tmp / "s.json") and exc.value.field == "constraints[1]"
+
+
+def test_restrictions_reaching_kernel_tuner_are_checked_however_built(tmp):
+    from analysis.errors import InputError
+    from analysis.runs import space_data
+    from analysis.simulate.kt_setup import fresh_searchspace
+    from analysis.simulate.space import SpaceData
+
+    s = make(tmp, [{"time": t} for t in (3.0, 1.0, 2.0, 5.0, 4.0)])
+    data = space_data(s, ["time"])
+    with pytest.raises(InputError, match="not allowed") as exc:
+        SpaceData(dict(TP), ["a.real > 0"], data.cache, ["time"], ["min"], source="x.json")
+    assert exc.value.path == "x.json" and exc.value.field == "restrictions[0]"
+    with pytest.raises(InputError, match="expected an expression string"):
+        SpaceData(dict(TP), [lambda p: True], data.cache, ["time"], ["min"])
+    data.restrictions.append("__import__('os').getcwd() != ''")  # changed after construction
+    with pytest.raises(InputError, match="not allowed"):
+        fresh_searchspace(data)

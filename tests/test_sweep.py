@@ -148,6 +148,33 @@ def test_shard_refuses_a_cache_of_another_shard(tmp_path):
         run.parse_shard("1-3")
 
 
+def test_kernel_tuner_temp_files_stay_in_the_results_tree(tmp_path, monkeypatch):
+    import kernel_tuner.backends.compiler as kt_compiler
+    import kernel_tuner.util as kt_util
+
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    monkeypatch.chdir(checkout)
+    made = []
+    original = kt_util.get_temp_filename
+
+    def recording(suffix=None):
+        name = original(suffix=suffix)
+        made.append(Path(name))
+        return name
+
+    monkeypatch.setattr(kt_util, "get_temp_filename", recording)
+    monkeypatch.setattr(kt_compiler, "get_temp_filename", recording)
+    cache = Path("../results/sweeps/shards/0-of-3.json")  # relative, as the workflow passes it
+    run.sweep_shard("bessel", "cpu", "tiny", cache, shard=(0, 3), iterations=1, tune_params=SMALL)
+    scratch = run.scratch_dir(cache)
+    assert scratch.parent == (tmp_path / "results/sweeps/shards").resolve()
+    assert made and all(p.parent == scratch for p in made)  # every temp_* file was made in the scratch folder
+    assert Path.cwd() == checkout and list(checkout.iterdir()) == []  # nothing left in the "checkout"
+    assert not scratch.exists()  # removed once empty
+    assert len(cachefile.read(cache)["cache"]) == 1
+
+
 def test_cuda_arguments_and_observer_without_a_gpu():
     spec = harness.load_spec("bessel")
     args = run._tunable_arguments(spec, harness.make_inputs("bessel"), "tiny")

@@ -11,7 +11,7 @@ from kernel_tuner import tune_kernel, util as kt_util
 
 from analysis.simulate.registry import get_algorithm, resolve_options
 from analysis.simulate.seeding import seed_globals, seeded_latin_hypercube
-from analysis.simulate.space import SpaceData
+from analysis.simulate.space import SpaceData, check_restrictions
 from analysis.simulate.trace import Trace, trace_from_results
 
 logger = logging.getLogger(__name__)
@@ -40,6 +40,7 @@ def tune_kernel_trace(
     if entry.unaware:
         raise ValueError(f"{algorithm!r} is not a Kernel Tuner strategy; tune_kernel cannot run it")
     strategy_options = {**resolve_options(algorithm, options), "max_fevals": budget}
+    check_restrictions(space.restrictions, list(space.tune_params), space.source)  # parsed before KT sees them
     seed_globals(seed)
     with seeded_latin_hypercube(seed):
         results, _ = tune_kernel(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,11 +34,17 @@ class SpaceData:
     cache: dict
     objectives: list[str]
     directions: list[str]
+    source: str | None = None  # the file the restrictions were read from, for error messages
     # per-process memo (parsed entries, neighbour queries); treat the fields as read-only once used
     _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        """Check that the objective list and directions agree."""
+        """Check the restrictions (restricted parser) and that the objective list and directions agree.
+
+        Kernel Tuner's Searchspace compiles restriction strings into Python code; every string
+        that reaches it passes analysis.constraints first, wherever it was read from.
+        """
+        check_restrictions(self.restrictions, list(self.tune_params), self.source)
         if not self.objectives:
             raise ValueError("SpaceData needs at least one objective")
         if len(self.objectives) != len(self.directions):
@@ -54,7 +61,7 @@ class SpaceData:
     def cache_entries(self) -> dict[str, dict]:
         """Cache entries keyed like Kernel Tuner, with `__error__` markers set; parsed once per object."""
         if "entries" not in self._memo:
-            self._memo["entries"] = prepare_entries(self.cache, list(self.tune_params))
+            self._memo["entries"] = prepare_entries(self.cache, list(self.tune_params), self.source)
         return self._memo["entries"]
 
     def neighbour_memo(self) -> dict:
@@ -75,7 +82,8 @@ class SpaceData:
         if directions is None:
             directions = [default_direction(o) for o in objectives]
         tune_params = {k: list(cache["tune_params"][k]) for k in cache["tune_params_keys"]}
-        return cls(tune_params, restrictions, cache, list(objectives), list(directions))
+        return cls(tune_params, restrictions, cache, list(objectives), list(directions),
+                   source=None if t1_path is None else str(t1_path))
 
 
 def load_cache_file(path: str | Path) -> dict:
@@ -88,6 +96,23 @@ def load_cache_file(path: str | Path) -> dict:
         # an unfinished cache, as Kernel Tuner leaves it while tuning
         text = text.rstrip(",") + "}\n}"
     return json.loads(text)
+
+
+def check_restrictions(restrictions: Any, names: list[str], source: str | None) -> None:
+    """Every restriction is a string the restricted parser accepts; else an InputError naming the source."""
+    from analysis import constraints as cons
+    from analysis.errors import InputError
+
+    if not isinstance(restrictions, list):
+        raise InputError(source, "restrictions must be a list of expression strings", field="restrictions")
+    for i, r in enumerate(restrictions):
+        if not isinstance(r, str):
+            raise InputError(source, f"expected an expression string, found {type(r).__name__}",
+                             field=f"restrictions[{i}]")
+        try:
+            cons.parse(r, names)
+        except cons.ConstraintSyntaxError as exc:
+            raise InputError(source, str(exc), field=f"restrictions[{i}]") from None
 
 
 def read_t1_restrictions(path: str | Path) -> list[str]:
@@ -104,8 +129,13 @@ def default_direction(objective: str) -> str:
     return "max" if kt_util.objective_default_map[objective] else "min"
 
 
-def prepare_entries(cache: dict, param_names: list[str]) -> dict[str, dict]:
-    """Copy the cache entries and mark failed ones the way Kernel Tuner's read_cache does."""
+def prepare_entries(cache: dict, param_names: list[str], source: str | None = None) -> dict[str, dict]:
+    """Copy the cache entries and mark failed ones the way Kernel Tuner's read_cache does.
+
+    Every entry but an InvalidConfig one needs finite, non-negative evaluation times (the
+    simulated clock adds them up; one NaN would make every later point of a run NaN): else an
+    InputError naming `source`, the entry and the field.
+    """
     keys = list(cache.get("tune_params_keys", param_names))
     if keys != param_names:
         raise ValueError(f"cache parameter order {keys} differs from tune_params order {param_names}")
@@ -118,6 +148,22 @@ def prepare_entries(cache: dict, param_names: list[str]) -> dict[str, dict]:
                 error = _ERROR_MARKERS[value]()
         if error is not None:
             entry["__error__"] = error
+        if not isinstance(error, kt_util.InvalidConfig):
+            _check_times(entry, key, source)
         entries[key] = entry
     logger.debug("prepared %d cache entries", len(entries))
     return entries
+
+
+EVALUATION_TIME_FIELDS = ("compile_time", "verification_time", "benchmark_time")
+
+
+def _check_times(entry: dict, key: str, source: str | None) -> None:
+    from analysis.errors import InputError
+
+    for name in EVALUATION_TIME_FIELDS:
+        value = entry.get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            what = "lacks its evaluation time" if name not in entry else f"has evaluation time {value!r}"
+            raise InputError(source, f"cache entry '{key}' {what}; it must be a finite, non-negative number",
+                             field=f"cache.{key}.{name}")

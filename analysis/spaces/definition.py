@@ -55,11 +55,24 @@ def _read_t1(path: Path) -> Definition:
             raise SpaceError(path, "must be a non-empty list", field=f"{where}Values")
         params[name] = list(values)
     exprs = []
-    for i, c in enumerate(space.get("Conditions", [])):
-        exprs.append(require(c, "Expression", str, path, f"ConfigurationSpace.Conditions[{i}]."))
+    conditions = space.get("Conditions", [])
+    if not isinstance(conditions, list):
+        raise SpaceError(path, "must be a list", field="ConfigurationSpace.Conditions")
+    for i, c in enumerate(conditions):
+        where = f"ConfigurationSpace.Conditions[{i}]."
+        exprs.append(require(c, "Expression", str, path, where))
+        _check_constraint(exprs[-1], params, path, f"{where}Expression")
     definition = Definition(params, exprs, str(path))
     definition.parsed_constraints()
     return definition
+
+
+def _check_constraint(expression: str, params: dict[str, list], path: Path, field: str) -> None:
+    """The restricted parser (analysis.constraints) accepts it; else an error naming the file and field."""
+    try:
+        cons.parse(expression, list(params))
+    except cons.ConstraintSyntaxError as exc:
+        raise SpaceError(path, str(exc), field=field) from None
 
 
 def _read_spec(path: Path) -> Definition:
@@ -74,6 +87,8 @@ def _read_spec(path: Path) -> Definition:
     exprs = doc.get("constraints", []) or []
     if not isinstance(exprs, list) or not all(isinstance(e, str) for e in exprs):
         raise SpaceError(path, "must be a list of expression strings", field="constraints")
+    for i, e in enumerate(exprs):
+        _check_constraint(e, params, path, f"constraints[{i}]")
     definition = Definition({k: list(v) for k, v in params.items()}, list(exprs), str(path))
     definition.parsed_constraints()
     return definition

@@ -20,6 +20,8 @@ FORMATS = ("kt_cache", "t4")
 # T4 `times` fields -> the suite's evaluation-time columns.
 T4_TIMES = {"compilation": "compile_time_ms", "validation": "verification_time_ms", "benchmark": "benchmark_time_ms"}
 T4_INVALIDITY = {"correct": STATUS_OK, "compile": "compile", "runtime": "runtime", "constraints": None}
+# Study objectives whose unit forbids negative values (STUDY §1): all of them.
+NONNEGATIVE_OBJECTIVES = frozenset(OBJECTIVES)
 TIME_UNITS_TO_MS = {"milliseconds": 1.0, "ms": 1.0, "seconds": 1000.0, "s": 1000.0, "microseconds": 1e-3}
 
 
@@ -59,7 +61,7 @@ def import_space(
     }
     return build(records, path=source, kernel=kernel, device=device, parameters=parameters,
                  constraint_exprs=[] if defn is None else defn.constraints, objectives=objs,
-                 removed=removed, meta=meta)
+                 removed=removed, meta=meta, constraints_path=None if defn is None else defn.source)
 
 
 def detect_format(path: Path) -> str:
@@ -84,14 +86,42 @@ def _objective_for(fld: str, spec: Any, path: Path) -> Objective:
         raise SpaceError(path, f"bad objective mapping {spec!r} ({exc})", field=fld) from None
 
 
-def _default_fields(sample: Mapping[str, Any]) -> dict[str, str]:
-    return {name: name for name in OBJECTIVES if name in sample}
+def _default_fields(samples: list[Mapping[str, Any]]) -> dict[str, str]:
+    """Every field named like a study objective in any of the (measured) samples."""
+    return {name: name for name in OBJECTIVES if any(name in s for s in samples)}
 
 
 def _number(value: Any, path: Path, key: str, fld: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SpaceError(path, f"configuration '{key}' has non-numeric value {value!r}", field=fld)
     return float(value)
+
+
+def _objective_value(value: Any, path: Path, key: str, fld: str, name: str) -> float:
+    """A measured objective value (STUDY §1): NaN and infinities are kept (then excluded from the
+    objective sets and counted); a negative value of a study objective (time, memory, error
+    metrics, energy: none can be negative) is an error naming the file, the entry and the field."""
+    v = _number(value, path, key, fld)
+    if name in NONNEGATIVE_OBJECTIVES and math.isfinite(v) and v < 0:
+        o = OBJECTIVES[name]
+        raise SpaceError(path, f"configuration '{key}' has negative {name} {value!r} ({o.unit}); "
+                               f"{name} cannot be negative", field=fld)
+    return v
+
+
+def _eval_time(entry: Mapping[str, Any], name: str, path: Path, key: str, fld: str, scale: float = 1.0) -> float:
+    """An evaluation time (ms): present, numeric, finite and >= 0, else an error naming the file, the entry and
+    the field. Kernel Tuner records all three times for every configuration it evaluates, failed ones too,
+    and simulated runs add them up: one NaN, negative or missing value would corrupt a run's clock.
+    """
+    if name not in entry:
+        raise SpaceError(path, f"configuration '{key}' lacks its evaluation time (Kernel Tuner records it for "
+                               "every configuration it evaluates, failed ones too)", field=fld)
+    v = _number(entry[name], path, key, fld)
+    if not math.isfinite(v) or v < 0:
+        raise SpaceError(path, f"configuration '{key}' has evaluation time {entry[name]!r}; "
+                               "it must be finite and non-negative", field=fld)
+    return scale * v
 
 
 def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str, Any] | None):
@@ -105,8 +135,8 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
         if not isinstance(values, list) or not values:
             raise SpaceError(path, "must be a non-empty list", field=f"tune_params.{p}")
     entries = list(cache.items())
-    ok_sample = next((e for _, e in entries if isinstance(e, dict) and not _kt_error(e.get("time"))), {})
-    fields = dict(mapping) if mapping else _default_fields(ok_sample)
+    ok_samples = [e for _, e in entries if isinstance(e, dict) and not _kt_error(e.get("time"))]
+    fields = dict(mapping) if mapping else _default_fields(ok_samples)
     if not fields:
         raise SpaceError(path, "no field named like a study objective; map fields in the config", field="objectives")
     first_field = next(iter(fields))
@@ -135,8 +165,8 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
                 if fld not in entry:
                     raise SpaceError(path, f"entry '{key}' lacks objective", field=fld)
                 name = spec if isinstance(spec, str) else spec["name"]
-                objs[name] = _number(entry[fld], path, key, fld)
-        times = {col: _number(entry.get(name, 0.0), path, key, name) for name, col in EVALUATION_TIME_COLUMNS.items()}
+                objs[name] = _objective_value(entry[fld], path, key, fld, name)
+        times = {col: _eval_time(entry, name, path, key, name) for name, col in EVALUATION_TIME_COLUMNS.items()}
         records.append(Record(key, {p: entry[p] for p in keys}, objs, times, status))
     extra = {k: doc[k] for k in ("device_name", "kernel_name", "problem_size", "objective") if k in doc}
     return records, tune_params, fields, removed, {"source_info": extra}
@@ -181,8 +211,8 @@ def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str
                     parameters[p].append(v)
         parameters = {p: sorted(v, key=lambda x: (str(type(x)), x)) for p, v in parameters.items()}
         log.warning("%s: no definition given; parameter value lists inferred from the data", path)
-    sample = next((m for _, _, inv, m, _ in rows if inv == "correct"), {})
-    fields = dict(mapping) if mapping else _default_fields(sample)
+    samples = [m for _, _, inv, m, _ in rows if inv == "correct"]
+    fields = dict(mapping) if mapping else _default_fields(samples)
     if not fields:
         raise SpaceError(path, "no measurement named like a study objective; map them in the config",
                          field="objectives")
@@ -200,10 +230,12 @@ def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str
                     raise SpaceError(path, f"{key} lacks measurement", field=fld)
                 name = spec if isinstance(spec, str) else spec["name"]
                 value = measurements[fld][0]
-                objs[name] = math.nan if value is None else _number(value, path, key, fld)
+                objs[name] = math.nan if value is None else _objective_value(value, path, key, fld, name)
                 if name == "time":
                     objs[name] *= scale
-        t = {col: scale * _number(times.get(name, 0.0), path, key, f"times.{name}") for name, col in T4_TIMES.items()}
+        if not isinstance(times, dict):
+            raise SpaceError(path, f"expected an object, found {type(times).__name__}", field=f"{key}.times")
+        t = {col: _eval_time(times, name, path, key, f"{key}.times.{name}", scale=scale) for name, col in T4_TIMES.items()}
         records.append(Record(key, dict(config), objs, t, status))
     if defn is not None:
         for r in records:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from analysis import constraints as cons
 from analysis.errors import SpaceError
 from analysis.io import write_json, write_parquet
 from analysis.objectives import EVALUATION_TIME_COLUMNS, Objective
+from analysis.spaces.jsonfile import read_json, require
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ class Space:
     objectives: list[Objective]
     table: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
+    origin: str | None = field(default=None, compare=False)  # the metadata file it was loaded from
 
     @property
     def objective_columns(self) -> dict[str, str]:
@@ -90,16 +91,52 @@ class Space:
 
     @classmethod
     def load(cls, parquet_path: str | Path, meta_path: str | Path) -> "Space":
-        """Read a space written by `save`."""
-        meta = json.loads(Path(meta_path).read_text())
+        """Read a space written by `save`.
+
+        The metadata's constraints are checked by the restricted parser (analysis.constraints)
+        here, before anything (Kernel Tuner's Searchspace in particular) sees them: a
+        tampered expression is an error naming the file and the constraint.
+        """
+        meta = read_json(meta_path)
+        if not isinstance(meta, dict):
+            raise SpaceError(meta_path, "must be a JSON object")
         if meta.get("format_version") != FORMAT_VERSION:
             raise SpaceError(meta_path, f"unsupported format version {meta.get('format_version')}",
                              field="format_version")
-        objectives = [Objective(**o) for o in meta.pop("objectives")]
+        parameters = require(meta, "parameters", dict, meta_path)
+        for p, values in parameters.items():
+            if not isinstance(values, list) or not values:
+                raise SpaceError(meta_path, "must be a non-empty list", field=f"parameters.{p}")
+        constraints = require(meta, "constraints", list, meta_path)
+        check_constraints(constraints, list(parameters), meta_path, "constraints")
+        try:
+            objectives = [Objective(**o) for o in require(meta, "objectives", list, meta_path)]
+        except TypeError as exc:
+            raise SpaceError(meta_path, f"bad objective entry ({exc})", field="objectives") from None
+        for k in ("kernel", "device"):
+            require(meta, k, str, meta_path)
         core = {k: meta.pop(k) for k in ("kernel", "device", "parameters", "constraints")}
+        meta.pop("objectives")
         meta.pop("format_version")
         meta.pop("evaluation_time_columns", None)
-        return cls(objectives=objectives, table=pd.read_parquet(parquet_path), meta=meta, **core)
+        return cls(objectives=objectives, table=pd.read_parquet(parquet_path), meta=meta, origin=str(meta_path),
+                   **core)
+
+
+def check_constraints(exprs: Any, names: list[str], path: str | Path, field_name: str) -> list[cons.Constraint]:
+    """Parse every constraint with the restricted parser; a bad one is an error naming the file and its index."""
+    if not isinstance(exprs, list):
+        raise SpaceError(path, "must be a list of expression strings", field=field_name)
+    parsed = []
+    for i, e in enumerate(exprs):
+        if not isinstance(e, str):
+            raise SpaceError(path, f"expected an expression string, found {type(e).__name__}",
+                             field=f"{field_name}[{i}]")
+        try:
+            parsed.append(cons.parse(e, names))
+        except cons.ConstraintSyntaxError as exc:
+            raise SpaceError(path, str(exc), field=f"{field_name}[{i}]") from None
+    return parsed
 
 
 def build(
@@ -113,8 +150,13 @@ def build(
     objectives: list[Objective],
     removed: dict[str, int],
     meta: dict[str, Any],
+    constraints_path: str | Path | None = None,
 ) -> Space:
-    """Validate records against the declared parameters and constraints and assemble a Space."""
+    """Validate records against the declared parameters and constraints and assemble a Space.
+
+    `constraints_path` is the file the constraint expressions come from (default `path`): a
+    constraint that cannot be parsed or evaluated is an error naming it.
+    """
     names = list(parameters)
     clash = set(names) & ({o.column for o in objectives} | set(EVALUATION_TIME_COLUMNS.values()) | {"status"})
     if clash:
@@ -143,11 +185,16 @@ def build(
         keys = [r.key for r, d in zip(records, dup) if d][:4]
         raise SpaceError(path, f"{int(dup.sum())} rows repeat a configuration, e.g. {keys}", field="configuration")
 
-    parsed = cons.parse_all(constraint_exprs, names) if constraint_exprs else []
-    ok = cons.satisfied(parsed, {p: table[p].to_numpy() for p in names}, len(table))
+    try:
+        parsed = cons.parse_all(constraint_exprs, names) if constraint_exprs else []
+        columns = {p: table[p].to_numpy() for p in names}
+        ok = cons.satisfied(parsed, columns, len(table))
+        failing = [c.expression for c in parsed if not c.evaluate(columns).all()] if not ok.all() else []
+        constrained = count_constrained(parameters, parsed)
+    except (cons.ConstraintSyntaxError, cons.ConstraintEvaluationError) as exc:
+        raise SpaceError(constraints_path or path, str(exc), field="constraints") from None
     if not ok.all():
         bad = [r.key for r, good in zip(records, ok) if not good][:4]
-        failing = [c.expression for c in parsed if not c.evaluate({p: table[p].to_numpy() for p in names}).all()]
         raise SpaceError(
             path, f"{int((~ok).sum())} configurations violate the constraints, e.g. {bad}; "
             f"violated: {failing}", field="constraints",
@@ -159,7 +206,6 @@ def build(
             raise SpaceError(path, "no finite value in any measured configuration", field=o.name)
 
     cartesian = math.prod(len(v) for v in parameters.values())
-    constrained = count_constrained(parameters, parsed)
     missing = constrained - len(table)
     if missing:
         log.warning("%s: %d configurations satisfy the constraints but are absent (space not exhaustive)",

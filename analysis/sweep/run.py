@@ -25,6 +25,7 @@ configurations. All groups share the shard's cache (same tune_params, same keys)
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import gzip
 import json
@@ -35,7 +36,7 @@ import subprocess
 import warnings
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 import yaml
@@ -239,7 +240,8 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
     if any(type(o).__name__ == "NVMLObserver" for o in observers):
         metrics["energy"] = lambda p: p.get("nvml_energy", float("nan"))
     opts: dict[str, Any] = dict(
-        restrictions=[restriction], answer=answer, observers=observers, metrics=metrics, cache=str(cache),
+        restrictions=[restriction], answer=answer, observers=observers, metrics=metrics,
+        cache=str(cache.resolve()),  # absolute: Kernel Tuner runs in the scratch folder (kernel_tuner_scratch)
         iterations=iterations, strategy="brute_force", quiet=True, verbose=False,
     )
     if target == "cpu":
@@ -252,13 +254,44 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
         opts.update(lang="CUDA", compiler_options=["-std=c++17", f"-I{harness.COMMON_DIR}"], **t.grid_div)
         if t.block_size_names:
             opts["block_size_names"] = list(t.block_size_names)
-    with cachefile.atomic_rewrites(), warnings.catch_warnings():
+    with cachefile.atomic_rewrites(), warnings.catch_warnings(), kernel_tuner_scratch(cache):
         # expected: encoded 16-bit arguments never match the C declarations; the C backend has no blocks
         warnings.filterwarnings("ignore", message="Argument at position", category=UserWarning)
         warnings.filterwarnings("ignore", message="None of the tunable parameters specify thread block",
                                 category=UserWarning)
         _, env = tune_kernel(name, source, _problem_size(spec, target, size_name), args, params, **opts)
     return env
+
+
+def scratch_dir(cache: str | Path) -> Path:
+    """The folder Kernel Tuner works in for the shard whose cache is `cache` (next to it, in the results tree)."""
+    cache = Path(cache).resolve()
+    return cache.parent / f"{cache.name}.kt-scratch"
+
+
+@contextlib.contextmanager
+def kernel_tuner_scratch(cache: str | Path) -> Iterator[Path]:
+    """While active, the working directory is the shard's scratch folder.
+
+    Kernel Tuner 1.5.0 writes its temporary sources and libraries (temp_*.cc, .o, .so; the
+    sources of a failed compile are kept for its error message) with tempfile.mkstemp in
+    the current directory. Running it from a folder next to the shard's cache keeps them in
+    the results tree, never in the checkout. The folder is removed when empty; leftovers
+    (from a failed compile) stay there with a warning naming them.
+    """
+    folder = scratch_dir(cache)
+    folder.mkdir(parents=True, exist_ok=True)
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield folder
+    finally:
+        os.chdir(previous)
+        left = sorted(p.name for p in folder.iterdir())
+        if left:
+            log.warning("%s: Kernel Tuner left %d temporary file(s), e.g. %s", folder, len(left), left[0])
+        else:
+            folder.rmdir()
 
 
 def timed_cpu_source(spec: KernelSpec) -> str:

@@ -159,7 +159,10 @@ class KernelSpec:
         columns = {n: np.array([r[i] for r in rows], dtype=object if isinstance(rows[0][i], str) else None)
                    for i, n in enumerate(names)}
         parsed = cons.parse_all(self.constraints(target), names)
-        ok = cons.satisfied(parsed, columns, len(rows))
+        try:
+            ok = cons.satisfied(parsed, columns, len(rows))
+        except cons.ConstraintEvaluationError as exc:
+            raise SpecError(self.path, str(exc), field=f"targets.{target}.constraints") from None
         return [dict(zip(names, r)) for r, good in zip(rows, ok) if good]
 
 
