@@ -108,6 +108,15 @@ def _ca_tables(a: argparse.Namespace) -> None:
     constraint_aware.tables(a.scores, a.curves, a.out_dir, a.curves_out, a.bootstrap_resamples, a.bootstrap_seed)
 
 
+def _check_config(a: argparse.Namespace) -> None:
+    from analysis import config
+
+    for path in a.config:
+        loaded = config.load(path)
+        config.check_files(loaded, config.ROOT, path)
+        log.info("%s: valid", path)
+
+
 def _algorithms(a: argparse.Namespace) -> None:
     from analysis.simulate import options_markdown
 
@@ -209,6 +218,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out-dir", required=True)
     s.add_argument("--names", nargs="+", required=True)
     s.set_defaults(func=_tables)
+
+    s = sub.add_parser("check-config", help="check config files as the workflow does; errors name file, line "
+                                             "(YAML syntax) or field")
+    s.add_argument("config", nargs="+", help="config file(s), e.g. config/test.yaml")
+    s.set_defaults(func=_check_config)
 
     s = sub.add_parser("algorithms", help="print the algorithm registry (options, descriptions, defaults)")
     s.set_defaults(func=_algorithms)
