@@ -45,7 +45,8 @@ def _simulate(a: argparse.Namespace) -> None:
         else:
             per_budget.append(options)
     runs.run(a.space_parquet, a.space_meta, a.objective_set, json.loads(a.objectives), a.algorithm,
-             per_budget, a.budget, a.repetitions, a.out, proposal_cap=a.proposal_cap)
+             per_budget, a.budget, a.repetitions, a.out, proposal_cap=a.proposal_cap,
+             budget_source=(a.config, a.budget_field))
 
 
 def _indicators(a: argparse.Namespace) -> None:
@@ -178,6 +179,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", nargs="+", required=True, help="one run file per budget, in --budget's order")
     s.add_argument("--tuned-table", default="", help="tables/hyperparameters.csv, for --tuned-grid")
     s.add_argument("--tuned-grid", default="", help="take the options picked for this grid at each budget")
+    s.add_argument("--config", default=None, help="config file(s) the budgets come from, named by errors")
+    s.add_argument("--budget-field", default="simulation.budgets",
+                   help="config field of the budgets, named by the error on a budget larger than the space")
     s.set_defaults(func=_simulate)
 
     s = sub.add_parser("indicators", help="anytime IGD+ and final hypervolume of every run of one space and set")
