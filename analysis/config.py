@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import os
 from pathlib import Path
@@ -20,9 +21,22 @@ FULL_STUDY = ROOT / "config" / "config.yaml"
 PUBLISHED = ("tables", "figures", "data")
 
 
-def load_schema() -> dict[str, Any]:
-    """The config schema as a dict."""
+@functools.lru_cache(maxsize=1)
+def _schema() -> dict[str, Any]:
+    """The config schema, parsed once per process (read-only: callers copy what they change)."""
     return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+# JSON Schema counts 3.0 as an integer; a config's integers (repetitions, budgets, seeds) are written as
+# integers, and a float would reach range() or a file name, so only int (never bool) is one here.
+_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda checker, instance: isinstance(instance, int) and not isinstance(instance, bool))
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_TYPES)
+
+
+def load_schema() -> dict[str, Any]:
+    """The config schema as a dict (a copy of its own)."""
+    return copy.deepcopy(_schema())
 
 
 def _fill_defaults(instance: Any, schema: dict[str, Any]) -> None:
@@ -74,8 +88,8 @@ def validate(config: Any, source: str = "config", files: Sequence[str | Path] | 
         raise ConfigError(source, f"must be a mapping of keys to values at top level, found "
                                   f"{type(config).__name__} {config!r}")
     explicit_root = "output_root" in config
-    schema = load_schema()
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config),
+    schema = _schema()
+    errors = sorted(_Validator(schema).iter_errors(config),
                     key=lambda e: (len(list(e.absolute_path)), str(list(e.absolute_path))))
     if errors:
         field, message = _message(errors[0], schema)

@@ -278,3 +278,14 @@ def test_check_config_command_names_file_and_field(tmp_path):
     assert main(["--log", str(log), "check-config", str(path)]) == 2
     assert (f"{path}: field 'simulation.algorithms.nsga2_unaware.options.popsize': option 'popsize' of algorithm "
             "'nsga2_unaware' must be an int >= 2, found str 'ten'") in log.read_text()
+
+
+def test_integral_float_is_no_integer_and_nan_or_inf_no_number():
+    with pytest.raises(ConfigError, match="expected integer, found float 3.0") as exc:
+        cfg.validate({"spaces": [SPACE], "simulation": {"repetitions": 3.0}})
+    assert exc.value.field == "simulation.repetitions"
+    with pytest.raises(ConfigError, match="expected a finite number, found nan") as exc:
+        cfg.validate({"spaces": [SPACE], "constraint_aware": {"thresholds": {"k": {"tau": float("nan")}}}})
+    assert exc.value.field == "constraint_aware.thresholds.k.tau"
+    with pytest.raises(ConfigError, match="finite") as exc:
+        cfg.validate({"spaces": [SPACE], "simulation": {"proposal_cap": float("inf")}})
