@@ -1,13 +1,26 @@
 # Auto-tuning strategy benchmarking suite: entry point.
 # `snakemake --cores all` runs the full study (config/config.yaml);
 # `snakemake --cores 2 --configfile config/test.yaml` the tiny one.
+import sys
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
 # A --configfile given on the command line replaces the full study's config (not merged into it).
+# Snakemake reads config files itself and names no line of a syntax error: the suite reads the
+# full study's first, to name it (a --configfile is read before this file runs; `python -m
+# analysis.cli check-config FILE` names the line there).
 if not workflow.overwrite_configfiles:
+    sys.path.insert(0, workflow.basedir)
+    from analysis.config import read_yaml
+    from analysis.errors import ConfigError
+
+    try:
+        read_yaml(f"{workflow.basedir}/config/config.yaml")
+    except ConfigError as exc:
+        raise WorkflowError(str(exc)) from None
 
     configfile: f"{workflow.basedir}/config/config.yaml"
 

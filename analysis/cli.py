@@ -53,7 +53,8 @@ def _simulate(a: argparse.Namespace) -> None:
         else:
             per_budget.append(options)
     runs.run(a.space_parquet, a.space_meta, a.objective_set, json.loads(a.objectives), a.algorithm,
-             per_budget, a.budget, a.repetitions, a.out, proposal_cap=a.proposal_cap)
+             per_budget, a.budget, a.repetitions, a.out, proposal_cap=a.proposal_cap,
+             budget_source=(a.config, a.budget_field))
 
 
 def _indicators(a: argparse.Namespace) -> None:
@@ -114,6 +115,15 @@ def _ca_tables(a: argparse.Namespace) -> None:
     from analysis import constraint_aware
 
     constraint_aware.tables(a.scores, a.curves, a.out_dir, a.curves_out, a.bootstrap_resamples, a.bootstrap_seed)
+
+
+def _check_config(a: argparse.Namespace) -> None:
+    from analysis import config
+
+    for path in a.config:
+        loaded = config.load(path)
+        config.check_files(loaded, config.ROOT, path)
+        log.info("%s: valid", path)
 
 
 def _algorithms(a: argparse.Namespace) -> None:
@@ -177,6 +187,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", nargs="+", required=True, help="one run file per budget, in --budget's order")
     s.add_argument("--tuned-table", default="", help="tables/hyperparameters.csv, for --tuned-grid")
     s.add_argument("--tuned-grid", default="", help="take the options picked for this grid at each budget")
+    s.add_argument("--config", default=None, help="config file(s) the budgets come from, named by errors")
+    s.add_argument("--budget-field", default="simulation.budgets",
+                   help="config field of the budgets, named by the error on a budget larger than the space")
     s.set_defaults(func=_simulate)
 
     s = sub.add_parser("indicators", help="anytime IGD+ and final hypervolume of every run of one space and set")
@@ -217,6 +230,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out-dir", required=True)
     s.add_argument("--names", nargs="+", required=True)
     s.set_defaults(func=_tables)
+
+    s = sub.add_parser("check-config", help="check config files as the workflow does; errors name file, line "
+                                             "(YAML syntax) or field")
+    s.add_argument("config", nargs="+", help="config file(s), e.g. config/test.yaml")
+    s.set_defaults(func=_check_config)
 
     s = sub.add_parser("algorithms", help="print the algorithm registry (options, descriptions, defaults)")
     s.set_defaults(func=_algorithms)

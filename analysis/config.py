@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import functools
+import math
+import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import jsonschema
 import yaml
@@ -13,11 +16,27 @@ from analysis.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+FULL_STUDY = ROOT / "config" / "config.yaml"
+# Folders of the repository that hold the published study (and its committed inputs).
+PUBLISHED = ("tables", "figures", "data")
+
+
+@functools.lru_cache(maxsize=1)
+def _schema() -> dict[str, Any]:
+    """The config schema, parsed once per process (read-only: callers copy what they change)."""
+    return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+# JSON Schema counts 3.0 as an integer; a config's integers (repetitions, budgets, seeds) are written as
+# integers, and a float would reach range() or a file name, so only int (never bool) is one here.
+_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda checker, instance: isinstance(instance, int) and not isinstance(instance, bool))
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_TYPES)
 
 
 def load_schema() -> dict[str, Any]:
-    """The config schema as a dict."""
-    return yaml.safe_load(SCHEMA_PATH.read_text())
+    """The config schema as a dict (a copy of its own)."""
+    return copy.deepcopy(_schema())
 
 
 def _fill_defaults(instance: Any, schema: dict[str, Any]) -> None:
@@ -50,37 +69,130 @@ def _message(error: jsonschema.ValidationError, schema: dict[str, Any]) -> tuple
     if error.validator == "required":
         missing = error.message.split("'")[1]
         return (f"{where}.{missing}" if error.absolute_path else missing), "required key is missing"
+    if error.validator in ("minProperties", "minItems") and error.validator_value == 1:
+        return where, f"must not be empty, found {error.instance!r}"
     if error.validator == "type":
         return where, f"expected {error.validator_value}, found {type(error.instance).__name__} {error.instance!r}"
     return where, error.message
 
 
-def validate(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
-    """Validate `config` in place (defaults filled in) and return it; errors name the key."""
-    schema = load_schema()
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config),
+def validate(config: Any, source: str = "config", files: Sequence[str | Path] | None = None,
+             workdir: str | Path | None = None) -> dict[str, Any]:
+    """Validate `config` in place (defaults filled in) and return it; errors name the key.
+
+    `files` are the config files it was read from and `workdir` the working directory its
+    output_root is relative to (default: the current one). Given the files, output_root is
+    checked against the published tree (see `_check_output_root`).
+    """
+    if not isinstance(config, dict):
+        raise ConfigError(source, f"must be a mapping of keys to values at top level, found "
+                                  f"{type(config).__name__} {config!r}")
+    explicit_root = "output_root" in config
+    schema = _schema()
+    errors = sorted(_Validator(schema).iter_errors(config),
                     key=lambda e: (len(list(e.absolute_path)), str(list(e.absolute_path))))
     if errors:
         field, message = _message(errors[0], schema)
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
         raise ConfigError(source, message + more, field=field)
+    _check_finite(config, source)
+    # typos in training kernels are errors; the default list only names the kernels it can find
+    explicit_kernels = "kernels" in config.get("hyperparameters", {})
     _fill_defaults(config, schema)
+    _check_output_root(config, source, explicit_root, files, workdir)
     seen: set[tuple[str, str]] = set()
     for i, s in enumerate(config["spaces"]):
         key = (s["device"], s["kernel"])
         if key in seen:
             raise ConfigError(source, f"space {s['device']}/{s['kernel']} is listed twice", field=f"spaces[{i}]")
         seen.add(key)
-    _check_simulation(config, source)
+    _check_simulation(config, source, explicit_kernels)
     _check_sweeps(config, source)
     _check_constraint_aware(config, source)
     return config
 
 
-def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
-    """Study spaces exist; strategy options are known and leave constraint_aware to the study."""
-    from analysis.simulate.registry import resolve_options
+def _check_finite(instance: Any, source: str, path: tuple[Any, ...] = ()) -> None:
+    """No NaN or infinity anywhere (YAML's .nan and .inf pass every comparison the schema makes)."""
+    if isinstance(instance, float) and not math.isfinite(instance):
+        raise ConfigError(source, f"expected a finite number, found {instance!r}", field=_where(path))
+    if isinstance(instance, dict):
+        for key, value in instance.items():
+            _check_finite(value, source, (*path, key))
+    elif isinstance(instance, list):
+        for i, value in enumerate(instance):
+            _check_finite(value, source, (*path, i))
 
+
+def output_prefix(output_root: str) -> str:
+    """The prefix of every output path: "" for the working directory itself, else the folder and "/"."""
+    root = os.path.normpath(output_root)
+    return "" if root == "." else root.rstrip("/") + "/"
+
+
+def is_full_study(files: Sequence[str | Path]) -> bool:
+    """Whether the config comes from config/config.yaml alone, the full study."""
+    return len(files) == 1 and Path(files[0]).resolve() == FULL_STUDY.resolve()
+
+
+def _check_output_root(config: dict[str, Any], source: str, explicit: bool,
+                       files: Sequence[str | Path] | None, workdir: str | Path | None) -> None:
+    """output_root is never the filesystem root; only the full study writes into the published tree.
+
+    The published tree is the repository itself (results/, logs/, tables/, figures/ at its top)
+    and its tables/, figures/ and data/ folders: an output_root that resolves (against the working
+    directory) to the repository or into one of those folders is accepted only for
+    config/config.yaml, so that no other config overwrites the published study.
+    """
+    raw = config["output_root"]
+    if os.path.normpath(raw) in ("/", "//") or Path(raw).resolve() == Path(Path(raw).resolve().anchor):
+        raise ConfigError(source, f"'{raw}' is the filesystem root; name a folder for results/, logs/, "
+                                  "tables/ and figures/", field="output_root")
+    if files is None or is_full_study(files):
+        return
+    out = (Path(workdir or os.getcwd()) / raw).resolve()
+    repo = ROOT.resolve()
+    if out == repo:
+        what = f"'{raw}'" if explicit else f"not set, so it is '{raw}' (the default), which"
+        raise ConfigError(source, f"{what} is the repository ({repo}), where the published tables/ and "
+                                  "figures/ of the full study live; only config/config.yaml writes there. Set "
+                                  "output_root to a folder outside them (config/test.yaml uses .test-output)",
+                          field="output_root")
+    for folder in PUBLISHED:
+        if out == repo / folder or (repo / folder) in out.parents:
+            raise ConfigError(source, f"'{raw}' lies in the published {folder}/ of the repository ({repo / folder});"
+                                      " set output_root to a folder outside tables/, figures/ and data/",
+                              field="output_root")
+
+
+def _study_kernels(config: dict[str, Any]) -> list[str]:
+    """Kernels of the study's spaces: listed ones and sweeps that become spaces."""
+    kernels = [s["kernel"] for s in config["spaces"]] + [s["kernel"] for s in config["sweeps"] if s.get("space", True)]
+    return sorted(set(kernels))
+
+
+def _check_options(algorithm: str, options: dict[str, Any], field: str, source: str) -> None:
+    """Every option of a setting is known to the registry and within its declared type and range."""
+    from analysis.simulate.registry import OptionError, resolve_options
+
+    try:
+        resolve_options(algorithm, options)
+    except OptionError as exc:
+        raise ConfigError(source, str(exc), field=f"{field}.{exc.option}" if exc.option else field) from None
+
+
+def _check_algorithm(name: str, field: str, source: str) -> None:
+    from analysis.simulate.registry import get_algorithm
+
+    try:
+        get_algorithm(name)
+    except ValueError as exc:
+        raise ConfigError(source, str(exc), field=field) from None
+
+
+def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
+    """Study spaces exist; strategy options are valid and leave constraint_aware to the study;
+    thresholds name kernels of the study."""
     ca = config["constraint_aware"]
     known = {f"{s['device']}/{s['kernel']}" for s in config["spaces"]}
     known |= {f"{s['device']}/{s['kernel']}" for s in config["sweeps"] if s.get("space", True)}
@@ -90,22 +202,24 @@ def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
                               field=f"constraint_aware.spaces[{i}]")
     for name, strategy in ca["strategies"].items():
         strategy.setdefault("options", {})
+        where = f"constraint_aware.strategies.{name}.options"
         if "constraint_aware" in strategy["options"]:
             raise ConfigError(source, "constraint_aware is set by the study (every strategy runs both ways)",
-                              field=f"constraint_aware.strategies.{name}.options.constraint_aware")
-        try:
-            resolve_options(strategy["algorithm"], strategy["options"])
-        except (KeyError, ValueError) as exc:
-            raise ConfigError(source, str(exc.args[0] if exc.args else exc),
-                              field=f"constraint_aware.strategies.{name}.options") from None
+                              field=f"{where}.constraint_aware")
+        _check_options(strategy["algorithm"], strategy["options"], where, source)
+    kernels = _study_kernels(config)
     for kernel, threshold in ca["thresholds"].items():
+        if kernel not in kernels:
+            raise ConfigError(source, f"'{kernel}' is not a kernel of any space of the study, so its threshold "
+                                      f"would apply to nothing (kernels: {', '.join(kernels)})",
+                              field=f"constraint_aware.thresholds.{kernel}")
         threshold.setdefault("error", "mre")
         threshold.setdefault("beta", 1.0)
 
 
-def _check_simulation(config: dict[str, Any], source: str) -> None:
-    """Objective sets exist; algorithm names and options are known to the registry."""
-    from analysis.simulate.registry import resolve_options
+def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: bool = True) -> None:
+    """Objective sets exist; algorithm names and options are known to the registry and in range."""
+    from analysis.hyperparams import expand
 
     sim = config["simulation"]
     for i, name in enumerate(sim["objective_sets"]):
@@ -119,48 +233,132 @@ def _check_simulation(config: dict[str, Any], source: str) -> None:
                                   f"{', '.join(config['objective_sets'])})", field=f"spaces[{i}].objective_sets[{j}]")
     hp = config["hyperparameters"]
     grids = hp["grids"]
+    kernels = _study_kernels(config)
+    for i, kernel in enumerate(hp["kernels"]):
+        if explicit_kernels and kernel not in kernels:
+            raise ConfigError(source, f"'{kernel}' is not a kernel of any space of the study (kernels: "
+                                      f"{', '.join(kernels)})", field=f"hyperparameters.kernels[{i}]")
     for label, setting in sim["algorithms"].items():
         setting.setdefault("options", {})
-        try:
-            resolve_options(setting["algorithm"], setting["options"])
-        except (KeyError, ValueError) as exc:
-            raise ConfigError(source, str(exc.args[0] if exc.args else exc), field=f"simulation.algorithms.{label}") from None
+        where = f"simulation.algorithms.{label}"
+        _check_algorithm(setting["algorithm"], f"{where}.algorithm", source)
+        _check_options(setting["algorithm"], setting["options"], f"{where}.options", source)
         tuned = setting.get("tuned")
         if tuned is not None:
             if tuned not in grids:
                 raise ConfigError(source, f"unknown hyperparameter grid '{tuned}' (defined: {', '.join(grids)})",
-                                  field=f"simulation.algorithms.{label}.tuned")
+                                  field=f"{where}.tuned")
             # A constraint-unaware twin may take its aware algorithm's picks (same options).
             grid_algorithm = grids[tuned]["algorithm"]
             if setting["algorithm"] not in (grid_algorithm, f"{grid_algorithm}_unaware"):
                 raise ConfigError(source, f"grid '{tuned}' tunes {grid_algorithm}, not "
                                   f"{setting['algorithm']} (nor its constraint-unaware twin)",
-                                  field=f"simulation.algorithms.{label}.tuned")
+                                  field=f"{where}.tuned")
+            if not set(hp["kernels"]) & set(kernels):
+                raise ConfigError(source, f"takes the picks of grid '{tuned}', but no space of the study has a "
+                                          f"training kernel (hyperparameters.kernels: {hp['kernels']}), so no grid runs",
+                                  field=f"{where}.tuned")
             missing = sorted(set(sim["budgets"]) - set(hp["budgets"] or sim["budgets"]))
             if missing:
                 raise ConfigError(source, f"grid '{tuned}' has no runs at budgets {missing}",
                                   field="hyperparameters.budgets")
     for name, grid in grids.items():
         grid.setdefault("fixed", {})
+        where = f"hyperparameters.grids.{name}"
         if grid["objective_set"] not in config["objective_sets"]:
             raise ConfigError(source, f"unknown objective set '{grid['objective_set']}'",
-                              field=f"hyperparameters.grids.{name}.objective_set")
+                              field=f"{where}.objective_set")
+        _check_algorithm(grid["algorithm"], f"{where}.algorithm", source)
+        _check_options(grid["algorithm"], grid["fixed"], f"{where}.fixed", source)
         for option, values in grid["options"].items():
-            for value in values:
+            if option in grid["fixed"]:
+                raise ConfigError(source, f"option '{option}' is both varied (options) and held (fixed)",
+                                  field=f"{where}.fixed.{option}")
+            for i, value in enumerate(values):
                 try:
-                    resolve_options(grid["algorithm"], {**grid["fixed"], option: value})
-                except (KeyError, ValueError) as exc:
-                    raise ConfigError(source, str(exc.args[0] if exc.args else exc),
-                                      field=f"hyperparameters.grids.{name}.options.{option}") from None
+                    _check_options(grid["algorithm"], {option: value}, f"{where}.options", source)
+                except ConfigError as exc:  # name the listed value
+                    raise ConfigError(source, exc.detail, field=f"{where}.options.{option}[{i}]") from None
+    clash = sorted(set(sim["algorithms"]) & set(expand(grids)))
+    if clash:
+        raise ConfigError(source, f"label '{clash[0]}' is also the label of a grid setting",
+                          field=f"simulation.algorithms.{clash[0]}")
 
 
-def load(path: str | Path) -> dict[str, Any]:
-    """Read and validate a YAML config file."""
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader that rejects a key given twice in one mapping (PyYAML keeps the last silently)."""
+
+
+def _strict_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: dict[Any, Any] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            first = seen.get(key)
+        except TypeError:  # an unhashable key; construct_mapping reports it
+            continue
+        if first is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} is given twice (first on line {first.line + 1}); YAML would keep "
+                "only the last", key_node.start_mark)
+        seen[key] = key_node.start_mark
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
+
+
+def read_yaml(path: str | Path, label: str | None = None) -> Any:
+    """The YAML document in `path`; ConfigError naming the file (as `label`, default the path), line and
+    column on a syntax error or a key given twice."""
+    path = Path(path)
+    name = label or str(path)
     try:
-        config = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(path, f"cannot be read as YAML ({exc})") from None
-    return validate(config, str(path))
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(name, f"cannot be read ({exc})") from None
+    try:
+        return yaml.load(text, Loader=_StrictLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        problem = exc.problem or ""
+        if exc.context:
+            start = exc.context_mark
+            problem += f" ({exc.context}" + (f" at line {start.line + 1}, column {start.column + 1})"
+                                             if start is not None and start is not mark else ")")
+        raise ConfigError(name, f"{where}not valid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(name, f"not valid YAML: {exc}") from None
+
+
+def config_label(files: Sequence[str | Path], workdir: str | Path | None = None) -> str:
+    """How errors name the config files: relative to the working directory where inside it."""
+    base = Path(workdir or os.getcwd()).resolve()
+    names = []
+    for f in files:
+        p = Path(f).resolve()
+        names.append(str(p.relative_to(base)) if p.is_relative_to(base) else str(f))
+    return ", ".join(names) or "config"
+
+
+def check_workflow_config(config: dict[str, Any], files: Sequence[str | Path], base: str | Path,
+                          workdir: str | Path | None = None) -> None:
+    """What the workflow checks before it plans: each config file reads as strict YAML (Snakemake's
+    loader keeps the last of a repeated key), then the merged config validates and its files exist."""
+    label = config_label(files, workdir)
+    for f in files:
+        read_yaml(f, config_label([f], workdir))
+    validate(config, label, files=files, workdir=workdir)
+    check_files(config, base, label)
+
+
+def load(path: str | Path, workdir: str | Path | None = None) -> dict[str, Any]:
+    """Read and validate a YAML config file (output_root relative to `workdir`, default the current one)."""
+    config = read_yaml(path)
+    return validate({} if config is None else config, str(path), files=[path], workdir=workdir)
 
 
 def check_files(config: dict[str, Any], base: str | Path, source: str = "config") -> None:

@@ -9,8 +9,10 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from analysis.errors import InputError
 from analysis.io import write_parquet
 from analysis.simulate import SpaceData, derive_seed, resolve_options, simulate_run
+from analysis.simulate.kt_setup import fresh_searchspace
 from analysis.spaces.export import to_kt_cache
 from analysis.spaces.space import Space
 
@@ -71,14 +73,30 @@ def run_batch(space: Space, objective_set: str, objectives: Sequence[str], algor
     return pd.concat(frames, ignore_index=True)
 
 
+def check_budgets(data: SpaceData, space: Space, budgets: Sequence[int],
+                  source: tuple[str | None, str] = (None, "simulation.budgets")) -> None:
+    """InputError (naming the config file and field of `source`) if a budget exceeds the space's valid
+    configurations: Kernel Tuner would cap it at the space size without a word."""
+    size = fresh_searchspace(data).size
+    over = [b for b in budgets if b > size]
+    if over:
+        raise InputError(source[0], f"budget(s) {over} exceed the {size} valid configurations of space "
+                                    f"{space.device}/{space.kernel}: a run cannot evaluate more distinct "
+                                    "configurations than the space has, and Kernel Tuner would cap it silently; "
+                                    f"use budgets of at most {size}, or leave this space out",
+                         field=source[1])
+
+
 def run(space_parquet: str | Path, space_meta: str | Path, objective_set: str, objectives: Sequence[str],
         algorithm: str, options: Sequence[dict[str, Any]], budgets: Sequence[int], repetitions: int,
-        outs: Sequence[str | Path], proposal_cap: float | None = None) -> None:
+        outs: Sequence[str | Path], proposal_cap: float | None = None,
+        budget_source: tuple[str | None, str] = (None, "simulation.budgets")) -> None:
     """Load a stored space once, then run the batch of each budget (with its options) into its Parquet.
 
     One process serves every budget of a setting: the space is parsed, its constraints solved and
     its neighbours indexed once instead of once per budget. Each file is written atomically as soon
-    as its budget is done.
+    as its budget is done. A budget above the space's valid configurations is an InputError naming
+    `budget_source` (config file, field), before any run.
     """
     if not len(budgets) == len(options) == len(outs):
         raise ValueError(f"need one options dict and one output per budget; got {len(budgets)} budgets, "
@@ -89,6 +107,7 @@ def run(space_parquet: str | Path, space_meta: str | Path, objective_set: str, o
         raise ValueError(f"space {space.device}/{space.kernel} lacks objectives {missing} of set '{objective_set}' "
                          f"(it has {list(space.objective_columns)})")
     data = space_data(space, objectives)
+    check_budgets(data, space, budgets, budget_source)
     for budget, budget_options, out in zip(budgets, options, outs):
         log.info("budget %d: %d repetitions of %s %s", budget, repetitions, algorithm, budget_options)
         write_parquet(run_batch(space, objective_set, objectives, algorithm, budget_options, budget, repetitions,

@@ -339,3 +339,30 @@ def test_bad_evaluation_time_in_a_raw_cache_is_refused(value):
     with pytest.raises(InputError, match=f"cache entry '{key}' (lacks|has) .*finite, non-negative") as exc:
         simulate_run(space, "rs", {}, 5, seed=1)
     assert exc.value.path == "tiny.json" and exc.value.field == f"cache.{key}.compile_time"
+
+
+def test_budget_larger_than_the_space_is_an_error_naming_the_config_field(tmp_path: Path) -> None:
+    """Kernel Tuner caps a budget above the space size without a word: the simulate job refuses it first."""
+    from analysis import runs
+    from analysis.cli import main
+    from analysis.errors import InputError
+    from analysis.spaces.importers import import_space
+
+    sweep = REPO / "data/sweeps/cpu/intel-xeon-vm"
+    space = import_space(sweep / "mriq.json.gz", definition=sweep / "mriq.yaml", kernel="mriq", device="intel-xeon-vm")
+    space.save(tmp_path / "space.parquet", tmp_path / "space.json")
+    outs = [tmp_path / "b20.parquet", tmp_path / "b300.parquet"]
+    with pytest.raises(InputError) as err:
+        runs.run(tmp_path / "space.parquet", tmp_path / "space.json", "time", ["time"], "rs", [{}, {}], [20, 300], 1,
+                 outs, budget_source=("config/mine.yaml", "hyperparameters.budgets"))
+    assert str(err.value) == (
+        "config/mine.yaml: field 'hyperparameters.budgets': budget(s) [300] exceed the 264 valid configurations of "
+        "space intel-xeon-vm/mriq: a run cannot evaluate more distinct configurations than the space has, and "
+        "Kernel Tuner would cap it silently; use budgets of at most 264, or leave this space out")
+    assert not any(out.exists() for out in outs)  # refused before any run
+    log = tmp_path / "simulate.log"
+    assert main(["--log", str(log), "simulate", "--space-parquet", str(tmp_path / "space.parquet"), "--space-meta",
+                 str(tmp_path / "space.json"), "--objective-set", "time", "--objectives", '["time"]', "--algorithm",
+                 "rs", "--budget", "264", "265", "--repetitions", "1", "--out", *map(str, outs), "--config",
+                 "config/mine.yaml"]) == 2
+    assert "config/mine.yaml: field 'simulation.budgets': budget(s) [265] exceed the 264" in log.read_text()

@@ -11,12 +11,11 @@ from analysis import hyperparams
 from analysis import tables as study_tables
 from analysis.errors import ConfigError
 
-_config_label = ", ".join(str(p) for p in workflow.configfiles) or "config"
 try:
-    study_config.validate(config, _config_label)
-    study_config.check_files(config, workflow.basedir, _config_label)
+    study_config.check_workflow_config(config, workflow.configfiles, workflow.basedir)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
+_config_label = study_config.config_label(workflow.configfiles)
 
 from snakemake.settings.types import DeploymentMethod
 
@@ -25,8 +24,7 @@ from snakemake.settings.types import DeploymentMethod
 ENV = "../../environment.yml"
 _py = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
 CLI = f"PYTHONPATH={shlex.quote(workflow.basedir)}${{PYTHONPATH:+:$PYTHONPATH}} {shlex.quote(_py)} -m analysis.cli"
-_root = config["output_root"].rstrip("/")
-ROOT = "" if _root in ("", ".") else f"{_root}/"
+ROOT = study_config.output_prefix(config["output_root"])
 RESULTS = f"{ROOT}results"
 LOGS = f"{ROOT}logs"
 TABLES = f"{ROOT}tables"

@@ -34,6 +34,10 @@ rule simulate:
             "" if config["simulation"]["proposal_cap"] is None
             else f"--proposal-cap {config['simulation']['proposal_cap']}"
         ),
+        config_label=_config_label,
+        budget_field=lambda wc: (
+            "hyperparameters.budgets" if wc.setting in GRID_SETTINGS and HP["budgets"] else "simulation.budgets"
+        ),
         tuned=lambda wc, input: (
             f"--tuned-table {shlex.quote(input.tuned)} --tuned-grid {SETTINGS[wc.setting]['tuned']}"
             if "tuned" in input.keys()
@@ -45,7 +49,8 @@ rule simulate:
         "{CLI} simulate --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
         " --algorithm {params.algorithm} --options {params.options} --budget {params.budgets}"
-        " --repetitions {params.repetitions} {params.cap} {params.tuned} --out {output:q} 2> {log:q}"
+        " --repetitions {params.repetitions} {params.cap} {params.tuned} --out {output:q}"
+        " --config {params.config_label:q} --budget-field {params.budget_field} 2> {log:q}"
 
 
 if GRID_SETTINGS:
