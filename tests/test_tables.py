@@ -110,6 +110,7 @@ def _runs_and_final(curves):
     final = runs[runs["k"] == runs["budget"]].copy()
     final["hv"] = 0.0
     final["valid_evaluations"] = final["k"]
+    final["evaluations"] = final["k"]
     final["stopped_early"] = False
     return runs, final
 
@@ -172,6 +173,120 @@ def test_means_are_taken_per_scope_of_objective_sets():
     final = pd.concat([f for _, f in frames], ignore_index=True)
     built = tables.build(final, runs, {"rs": "rs", "nsga2": "nsga2"}, tables.Bootstrap(100, 0), sets)
     table = built["improvement_over_rs"][0].set_index("scope")
-    assert table.loc["O3", "mean_pct"] == pytest.approx(50.0) and table.loc["time", "mean_pct"] == pytest.approx(25.0)
-    assert table.loc["all", "mean_pct"] == pytest.approx(37.5) and table.loc["all", "n"] == 2
+    assert table.loc["O3", "thesis_mean_pct"] == pytest.approx(50.0)
+    assert table.loc["time", "thesis_mean_pct"] == pytest.approx(25.0)
+    assert table.loc["all", "thesis_mean_pct"] == pytest.approx(37.5) and table.loc["all", "n_pairs"] == 2
     assert list(built["eval_time"][0]["scope"]) == ["all", "O3", "time"]
+
+
+def test_bounded_difference_is_defined_for_every_pair():
+    d = tables.bounded_difference(np.array([0.0, 0.0, 2.0, 4.0]), np.array([0.0, 3.0, 1.0, 6.0]))
+    assert d.tolist() == pytest.approx([0.0, -1.0, 0.5, -1 / 3])
+    with pytest.raises(ValueError, match="non-negative"):
+        tables.bounded_difference(np.array([-1.0]), np.array([1.0]))
+
+
+def test_paired_summary_counts_every_pair_and_bounds_the_undefined_ones():
+    boot = tables.Bootstrap(300, 4)
+    baseline = np.array([0.0, 0.0, 2.0, 4.0, 1.0])
+    other = np.array([0.0, 0.5, 1.0, 6.0, 1.0])
+    row = tables.paired_summary(baseline, other, boot)
+    assert list(row) == tables.DIFFERENCE_COLUMNS
+    # both 0: equal (0); baseline 0 only: worse, undefined for the thesis, bounded -1; 2 -> 1: better (+0.5);
+    # 4 -> 6: worse (thesis -0.5, bounded -1/3); 1 -> 1: equal
+    assert (row["n_pairs"], row["n_better"], row["n_equal"], row["n_worse"]) == (5, 1, 2, 2)
+    assert row["n_better"] + row["n_equal"] + row["n_worse"] == row["n_pairs"]
+    assert (row["n_undefined"], row["n_in_thesis_mean"]) == (1, 4)
+    assert row["thesis_mean_pct"] == pytest.approx(0.0)  # (0 + 50 - 50 + 0) / 4: the -1 pair is left out
+    bounded = np.array([0.0, -1.0, 0.5, -1 / 3, 0.0]) * 100
+    assert row["bounded_mean_pct"] == pytest.approx(bounded.mean())  # -16.7: the undefined pair counts
+    assert row["bounded_sd_pct"] == pytest.approx(bounded.std(ddof=1))
+    assert (row["bounded_ci_low_pct"], row["bounded_ci_high_pct"]) == pytest.approx(boot.ci(bounded))
+    assert (row["thesis_ci_low_pct"], row["thesis_ci_high_pct"]) == pytest.approx(boot.ci(np.array([0, 50, -50, 0])))
+    assert -100 <= row["bounded_ci_low_pct"] <= row["bounded_ci_high_pct"] <= 100
+    one = tables.paired_summary(np.array([0.0]), np.array([0.0]), boot)
+    assert (one["n_equal"], one["bounded_mean_pct"]) == (1, 0.0) and np.isnan(one["bounded_sd_pct"])
+
+
+def _spaces(per_space):
+    """runs and final over several spaces: {device: {setting: [per-run curves]}}."""
+    frames = [_runs_and_final(curves) for curves in per_space.values()]
+    runs = pd.concat([r.assign(device=d) for d, (r, _) in zip(per_space, frames)], ignore_index=True)
+    final = pd.concat([f.assign(device=d) for d, (_, f) in zip(per_space, frames)], ignore_index=True)
+    return runs, final
+
+
+SETTINGS = {"rs": "rs", "nsga2": "nsga2", "nsga3": "nsga3", "nsga2_unaware": "nsga2_unaware"}
+DIFFERENCE_TABLES = ["improvement_over_rs", "nsga3_over_nsga2", "aware_over_unaware", "eval_time"]
+
+
+def test_table_3_counts_the_pairs_where_the_baseline_found_the_whole_front():
+    runs, final = _spaces({
+        "d1": {"rs": [[3, 2]] * 3, "nsga2": [[1, 0]] * 3, "nsga3": [[1, 0.2]] * 3, "nsga2_unaware": [[3, 2]] * 3},
+        "d2": {"rs": [[3, 2]] * 3, "nsga2": [[1, 0.4]] * 3, "nsga3": [[1, 0.2]] * 3, "nsga2_unaware": [[3, 2]] * 3},
+        "d3": {"rs": [[3, 2]] * 3, "nsga2": [[1, 0]] * 3, "nsga3": [[1, 0]] * 3, "nsga2_unaware": [[3, 3]] * 3},
+    })
+    built = tables.build(final, runs, SETTINGS, tables.Bootstrap(200, 0))
+    t3 = built["nsga3_over_nsga2"][0].set_index("budget").loc[2]
+    # d1: NSGA-II found the front, NSGA-III did not (worse, undefined, -100 %); d2: better (+50 %); d3: equal
+    assert (t3["n_pairs"], t3["n_better"], t3["n_equal"], t3["n_worse"]) == (3, 1, 1, 1)
+    assert (t3["n_undefined"], t3["n_in_thesis_mean"]) == (1, 2)
+    assert t3["thesis_mean_pct"] == pytest.approx(25.0)  # the thesis's mean leaves d1 out
+    assert t3["bounded_mean_pct"] == pytest.approx((-100 + 50 + 0) / 3)
+    ablation = built["aware_over_unaware"][0].set_index("budget").loc[2]
+    assert (ablation["n_better"], ablation["n_equal"], ablation["n_worse"]) == (3, 0, 0)
+    assert ablation["bounded_mean_pct"] == pytest.approx((100 + 80 + 100) / 3)  # d2: (2 - 0.4) / 2
+    # one naming for the four relative-difference tables, and every column documented in its .md
+    for name in DIFFERENCE_TABLES:
+        frame, _, docs = built[name]
+        assert list(frame.columns[:4 + len(tables.DIFFERENCE_COLUMNS)]) == [
+            "scope", "setting", "baseline", "budget", *tables.DIFFERENCE_COLUMNS], name
+        assert (frame["n_better"] + frame["n_equal"] + frame["n_worse"] == frame["n_pairs"]).all()
+        _assert_documented(frame, docs)
+
+
+def _assert_documented(frame, docs):
+    from fnmatch import fnmatch
+    keys = [k for key in docs for k in key.split(" / ")]
+    undocumented = [c for c in frame.columns if not any(fnmatch(c, k) for k in keys)]
+    assert not undocumented, undocumented
+
+
+def test_speedup_per_kernel_says_what_its_mean_covers_and_gives_a_figure_over_all_pairs():
+    nan = np.nan
+    per_space = pd.DataFrame(
+        [("a", 100.0), ("a", 50.0), ("a", nan),              # 2 of 3 reached: median 50 over all three
+         ("b", 30.0), ("b", 10.0), ("b", 20.0), ("b", nan),  # 3 of 4: median of (-inf, 10, 20, 30) = 15
+         ("c", 100.0), ("c", nan), ("c", 20.0), ("c", nan),  # half reached: the median is not reached
+         ("d", nan)], columns=["kernel", "speedup_time_pct"])
+    per_space["speedup_evals_pct"] = per_space["speedup_time_pct"] / 2
+    per_space["status"] = np.where(per_space["speedup_time_pct"].isna(), "not reached", "reached")
+    per_space["setting"] = "nsga2"
+    table = tables.speedup_per_kernel(per_space, tables.Bootstrap(100, 0)).set_index("kernel")
+    assert table["n_pairs"].tolist() == [3, 4, 4, 1] and table["n_reached"].tolist() == [2, 3, 2, 0]
+    assert table["fraction_reached"].tolist() == pytest.approx([2 / 3, 3 / 4, 1 / 2, 0])
+    assert table.loc["a", "reached_time_mean_pct"] == pytest.approx(75.0)  # the thesis's mean: reached only
+    assert table["all_pairs_time_median_pct"].tolist()[:2] == pytest.approx([50.0, 15.0])
+    assert table.loc[["c", "d"], "all_pairs_time_median_pct"].tolist() == [-np.inf, -np.inf]
+    assert table.loc["a", "all_pairs_evals_median_pct"] == pytest.approx(25.0)
+    assert table.loc["d", "status"] == "not reached" and np.isnan(table.loc["d", "reached_time_mean_pct"])
+    assert tables.censored_median(np.array([1.0, nan, 3.0])) == 1.0
+
+
+def test_eval_time_compares_only_runs_that_spent_the_budget():
+    rows = []
+    def add(device, setting, runs):  # runs: (evaluations, time) at budget 4
+        for rep, (evaluations, t) in enumerate(runs):
+            rows.append({"device": device, "kernel": "k", "objective_set": "O3", "setting": setting,
+                         "budget": 4, "repetition": rep, "evaluations": evaluations, "eval_time_ms": t})
+    for device in ("d1", "d2"):
+        add(device, "rs", [(4, 400.0)] * 3)
+    add("d1", "nsga2", [(2, 100.0), (2, 100.0), (4, 300.0)])  # two runs cut short by the proposal cap
+    add("d2", "nsga2", [(3, 150.0)] * 3)                       # no run spent the budget
+    row = tables.eval_time(pd.DataFrame(rows), "rs", ["nsga2"], tables.Bootstrap(100, 0)).iloc[0]
+    # old behaviour: medians over all runs, 75 % on d1 and 62.5 % on d2
+    assert row["n_pairs"] == 1 and row["n_pairs_without_full_run"] == 1
+    assert row["thesis_mean_pct"] == pytest.approx(25.0) and row["bounded_mean_pct"] == pytest.approx(25.0)
+    assert (row["n_better"], row["n_equal"], row["n_worse"]) == (1, 0, 0)
+    assert (row["n_pairs_with_runs_cut_short"], row["runs_cut_short"], row["baseline_runs_cut_short"]) == (2, 5, 0)
+    assert row["thesis_mean_all_runs_pct"] == pytest.approx((75.0 + 62.5) / 2)

@@ -94,7 +94,7 @@ def test_tiny_config_runs_every_stage(tmp_path):
     assert set(curves["setting"]) == {"rs", "nsga2", "nsga2_unaware", "ga_aware"}
     assert (curves["k"].max(), curves["n_runs"].min()) == (20, 3)
     t2 = pd.read_csv(root / "tables/improvement_over_rs.csv")
-    assert set(t2["setting"]) == {"nsga2", "nsga2_unaware", "ga_aware"} and (t2["n"] == 3).all()
+    assert set(t2["setting"]) == {"nsga2", "nsga2_unaware", "ga_aware"} and (t2["n_pairs"] == 3).all()
     assert (t2["scope"] == "all").all()  # one objective set: nothing to pool apart
     speed = pd.read_csv(root / "tables/speedup_to_rs.csv")
     assert set(speed["kernel"]) == {"convolution", "dedispersion", "bessel"} and speed["status"].notna().all()
