@@ -136,6 +136,16 @@ def test_hyperparameter_fronts(tmp_path):
     assert_figure(tmp_path / "hp.pdf", tmp_path / "hp.png")
 
 
+def test_hyperparameter_legend_fits_a_one_panel_figure(tmp_path):
+    """The tiny config: one grid, one budget; the legend above the panel must not be clipped."""
+    grid = grid_frame()
+    grid = grid[(grid["algorithm"] == "nsga2") & (grid["budget"] == 50)]
+    fig = hyperparameters.plot(grid, tmp_path / "hp.pdf", tmp_path / "hp.png")
+    renderer = fig.canvas.get_renderer()
+    assert inside(fig.legends[0].get_window_extent(renderer), fig.bbox)
+    assert_figure(tmp_path / "hp.pdf", tmp_path / "hp.png")
+
+
 def test_hyperparameter_grid_needs_one_pick_per_budget():
     grid = grid_frame()
     grid["picked"] = False
@@ -148,7 +158,7 @@ def test_relative_improvement_definition():
     a = np.array([0.5, 0.0, 0.0, 0.1, 0.6])
     got = anytime.relative_improvement(rs, a)
     assert got[:3].tolist() == [0.0, 1.0, 0.0]
-    assert np.isnan(got[3])
+    assert got[3] == -np.inf  # behind an RS that reached 0: the limit of the ratio, drawn at the floor
     assert got[4] == pytest.approx(-0.5)
 
 
@@ -158,6 +168,99 @@ def test_anytime_figures(tmp_path):
     assert_figure(tmp_path / "a.pdf", tmp_path / "a.png")
     anytime.plot_grid(curves, "O3", tmp_path / "g.pdf", tmp_path / "g.png")
     assert_figure(tmp_path / "g.pdf", tmp_path / "g.png", min_width_in=6.9)
+
+
+def time_curves(budget: int = 200, zero_at: dict | None = None) -> pd.DataFrame:
+    """Curves of a time-only set; each setting's median falls to 0 at its `zero_at` evaluation (if any)."""
+    zero_at = {"rs": 120, "nsga2": 90, "nsga3_unaware": None, "genetic_algorithm": 150} if zero_at is None else zero_at
+    parts = []
+    for setting, at in zero_at.items():
+        k = np.arange(1, budget + 1)
+        median = 0.9 / (1 + 0.03 * k)
+        if at is not None:
+            median[k >= at] = 0.0
+        parts.append(pd.DataFrame({"device": "A100", "kernel": "convolution", "objective_set": "time",
+                                   "setting": setting, "algorithm": setting, "budget": budget, "k": k,
+                                   "igd_median": median, "igd_q1": 0.8 * median, "igd_q3": 1.2 * median,
+                                   "n_runs": 30}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_igd_axis_states_ms_for_a_time_only_set(tmp_path):
+    curves = time_curves()
+    fig = anytime.plot(curves, "A100", "convolution", "time", tmp_path / "a.pdf", tmp_path / "a.png",
+                       objectives=["time"])
+    assert fig.axes[0].get_ylabel().endswith("(ms)")
+    fig = anytime.plot_grid(curves, "time", tmp_path / "g.pdf", tmp_path / "g.png", objectives=["time"])
+    assert fig.axes[0].get_ylabel().endswith("(ms)")
+    # normalised sets (and unitless objectives) have no unit
+    assert anytime.igd_label(["time", "memory", "mre"]) == anytime.IGD_LABEL
+    assert anytime.igd_label(["mre"]) == anytime.IGD_LABEL
+    assert anytime.igd_label(None) == anytime.IGD_LABEL
+    # the CLI takes the set's objectives as the rule passes them
+    path = tmp_path / "curves.parquet"
+    curves.to_parquet(path)
+    assert main(["figure-anytime", "--curves", str(path), "--device", "A100", "--kernel", "convolution",
+                 "--objective-set", "time", "--objectives", '["time"]', "--pdf", str(tmp_path / "c.pdf"),
+                 "--png", str(tmp_path / "c.png")]) == 0
+    assert_figure(tmp_path / "c.pdf", tmp_path / "c.png")
+
+
+def test_hyperparameter_axes_state_ms_for_a_time_only_grid(tmp_path):
+    grid = grid_frame()
+    grid["objective_set"] = "time"
+    fig = hyperparameters.plot(grid, tmp_path / "h.pdf", tmp_path / "h.png", {"time": ["time"]})
+    assert fig._supxlabel.get_text().endswith("(ms)") and fig._supylabel.get_text().endswith("(ms)")
+    grid["objective_set"] = "O3"
+    assert hyperparameters.axis_unit(grid, {"O3": ["time", "memory", "mre"]}) is None
+    assert hyperparameters.axis_unit(grid, None) is None
+
+
+@pytest.mark.parametrize("budget", [3, 20, 200])
+def test_evaluation_axes_have_integer_ticks(tmp_path, budget):
+    curves = time_curves(budget, {"rs": None, "nsga2": None})
+    for fig in (anytime.plot(curves, "A100", "convolution", "time", tmp_path / "a.pdf", tmp_path / "a.png"),
+                anytime.plot_grid(curves, "time", tmp_path / "g.pdf", tmp_path / "g.png")):
+        ax = fig.axes[-1] if len(fig.axes) == 2 else fig.axes[0]
+        lo, hi = ax.get_xlim()
+        ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+        assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks), ticks
+
+
+def test_lower_anytime_panel_shows_a_method_behind_an_rs_at_zero(tmp_path):
+    fig = anytime.plot(time_curves(), "A100", "convolution", "time", tmp_path / "a.pdf", tmp_path / "a.png")
+    bottom = fig.axes[1]
+    floor = bottom.get_yticks()[bottom.get_yticks() >= bottom.get_ylim()[0]].min()
+    lines = {ln.get_gid(): ln for ln in bottom.get_lines() if ln.get_gid()}
+    for setting, behind in (("genetic_algorithm", range(120, 150)), ("nsga3_unaware", range(120, 201))):
+        k, y = lines[setting].get_xdata(), lines[setting].get_ydata()
+        at = np.isin(k, list(behind))
+        assert at.sum() == len(behind) and np.isfinite(y[at]).all() and (y[at] <= floor).all()
+    # settings behind at the same evaluations are drawn apart
+    k = lines["genetic_algorithm"].get_xdata()
+    at = (k >= 120) & (k < 150)
+    assert (lines["genetic_algorithm"].get_ydata()[at] != lines["nsga3_unaware"].get_ydata()[at]).all()
+    # a setting that reached 0 with RS is as good as RS there
+    assert (lines["nsga2"].get_ydata()[lines["nsga2"].get_xdata() >= 120] == 0).all()
+    # the range where RS's median is 0 is shaded, and the legend says what the shade means
+    shade = [p for p in bottom.patches if p.get_gid() == "rs-zero"]
+    assert len(shade) == 1
+    x0, x1 = shade[0].get_x(), shade[0].get_x() + shade[0].get_width()
+    assert x0 == pytest.approx(119.5) and x1 == pytest.approx(200.5)
+    assert any("RS median 0" in t.get_text() for t in fig.legends[0].get_texts())
+    fig.draw_without_rendering()
+    floor_label = [t.get_text() for t in bottom.get_yticklabels() if t.get_position()[1] == floor]
+    assert floor_label and floor_label[0].startswith("≤")
+
+
+def inside(inner, outer, tol: float = 0.5) -> bool:
+    return (inner.x0 >= outer.x0 - tol and inner.x1 <= outer.x1 + tol
+            and inner.y0 >= outer.y0 - tol and inner.y1 <= outer.y1 + tol)
+
+
+def overlapping(boxes) -> list:
+    return [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if min(a.x1, b.x1) > max(a.x0, b.x0) and min(a.y1, b.y1) > max(a.y0, b.y0)]
 
 
 def test_anytime_axis_is_symlog_only_when_igd_spans_orders_of_magnitude():
@@ -209,6 +312,31 @@ def test_tradeoff_figure_from_a_stored_space(tmp_path):
     assert_figure(tmp_path / "t.pdf", tmp_path / "t.png")
 
 
+def test_tradeoff_one_type_lines_are_named_in_the_figure(tmp_path):
+    space = mixed_precision_space()
+    fig = tradeoff.plot(space.table, space.parameters, "mre", "A100 / bessel", tmp_path / "t.pdf", tmp_path / "t.png")
+    top = fig.axes[0]
+    frame = tradeoff.tradeoff_frame(space.table, space.parameters, "mre")
+    lines = tradeoff.uniform_errors(frame, ["T_x", "T_y"])
+    labels = {t.get_gid(): t for t in top.texts if (t.get_gid() or "").startswith("type-")}
+    assert {t.get_text() for t in labels.values()} == {tradeoff.PRECISION_NAMES[t] for t in lines}
+    renderer = fig.canvas.get_renderer()
+    boxes = []
+    for t, x in lines.items():
+        text = labels[f"type-{t}"]
+        assert text.get_position()[0] == pytest.approx(x)  # on its line
+        box = text.get_window_extent(renderer)
+        assert inside(box, top.get_window_extent(renderer))  # in the panel, not on a secondary axis
+        boxes.append(box)
+    assert not overlapping(boxes)
+    # no label covers a point: the speedups stay below the lowest label
+    lowest = min(b.y0 for b in boxes)
+    assert top.transData.transform((0, frame["speedup"].max()))[1] < lowest
+    # the legend explains the dashed lines
+    assert any("precision" in t.get_text() and "one type" in t.get_text() for t in fig.legends[0].get_texts())
+    assert inside(fig.legends[0].get_window_extent(renderer), fig.bbox)
+
+
 def test_tradeoff_cli_rejects_a_space_without_error_objectives(tmp_path):
     space = mixed_precision_space(errors=False)
     space.save(tmp_path / "space.parquet", tmp_path / "space.json")
@@ -239,6 +367,25 @@ def test_constraint_aware_figure(tmp_path):
 def test_constraint_aware_spaces_figure(tmp_path):
     constraint_aware.plot_spaces(space_scores_frame(), tmp_path / "s.pdf", tmp_path / "s.png")
     assert_figure(tmp_path / "s.pdf", tmp_path / "s.png")
+
+
+@pytest.mark.parametrize("densities", [(0.43, 0.5, 0.75), (0.16, 0.17, 0.21, 0.25, 0.42, 0.43, 0.5, 0.52, 1.0),
+                                       (0.004, 0.03, 0.2, 0.9)])
+def test_constraint_aware_density_axis_is_labelled_at_every_tick(tmp_path, densities):
+    rows = [{"space": f"cpu/k{i}", "algorithm": a, "density": d, "score_aware": 0.5, "score_unaware": 0.1,
+             "gain": 0.4} for i, d in enumerate(densities) for a in ("genetic_algorithm", "diff_evo")]
+    fig = constraint_aware.plot_spaces(pd.DataFrame(rows), tmp_path / "s.pdf", tmp_path / "s.png")
+    ax = fig.axes[-1]
+    assert ax.get_xlabel() == "density (%)"
+    renderer = fig.canvas.get_renderer()
+    lo, hi = ax.get_xlim()
+    assert not [t for t in ax.xaxis.get_minorticklocs() if lo <= t <= hi], "unlabelled ticks"
+    shown = [t for t in ax.xaxis.get_major_ticks() if lo <= t.get_loc() <= hi]
+    assert len(shown) >= 3
+    assert all(t.label1.get_text() for t in shown), "a tick without a label"
+    boxes = [t.label1.get_window_extent(renderer) for t in shown]
+    assert not overlapping(boxes)
+    assert lo <= 100 * min(densities) and 100 * max(densities) <= hi
 
 
 def test_constraint_aware_spaces_rejects_a_density_outside_0_1():

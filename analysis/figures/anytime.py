@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import MaxNLocator, MultipleLocator
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
 from analysis.figures import style
 from analysis.figures.contracts import CURVES_COLUMNS, require
@@ -18,15 +20,30 @@ X_LABEL = "evaluations"
 IGD_LABEL = r"median IGD$^+$"
 IMPROVEMENT_LABEL = "rel. improvement\nover RS"
 GRID_COLUMNS_MAX = 4
+RS_ZERO_SHADE = "0.88"  # the lower panel's background where RS's median IGD+ is 0
+RS_ZERO_LABEL = "RS median 0 (shaded below):\nthere ≤ −1 means behind RS"
+CLIP_LANE = 0.07  # settings clipped at the floor are drawn this far apart below it
 LOG_SPAN = 100.0  # IGD+ values spanning more than this factor get a symmetric-log axis
 LOG_DECADES = 5  # ... with at most this many decades drawn logarithmically
+
+
+def igd_label(objectives: Sequence[str] | None = None) -> str:
+    """The IGD+ axis label, with the unit where the objective set has one objective (see `style.igd_unit`)."""
+    unit = style.igd_unit(objectives)
+    return f"{IGD_LABEL} ({unit})" if unit else IGD_LABEL
+
+
+def evaluation_locator(nbins: str | int = "auto") -> MaxNLocator:
+    """Ticks of an evaluation axis: whole evaluations only."""
+    return MaxNLocator(nbins=nbins, integer=True, steps=[1, 2, 5, 10])
 
 
 def relative_improvement(rs_median: np.ndarray, median: np.ndarray) -> np.ndarray:
     """(rs − a) / rs per element: 0 = as good as RS, 1 = IGD+ of 0.
 
-    Where RS's median is 0: 0 if the algorithm's is 0 too, NaN (not drawn) otherwise, since RS then
-    already holds the true front and no finite ratio describes how far the algorithm is behind.
+    Where RS's median is 0: 0 if the algorithm's is 0 too, −inf otherwise (the limit of the ratio:
+    RS already holds the true front and the algorithm is behind it); the figure draws that at its
+    floor, in a shaded range.
     """
     rs = np.asarray(rs_median, dtype=float)
     a = np.asarray(median, dtype=float)
@@ -34,6 +51,20 @@ def relative_improvement(rs_median: np.ndarray, median: np.ndarray) -> np.ndarra
     pos = rs > 0
     out[pos] = (rs[pos] - a[pos]) / rs[pos]
     out[(rs == 0) & (a == 0)] = 0.0
+    out[(rs == 0) & (a > 0)] = -np.inf
+    return out
+
+
+def _runs(k: np.ndarray, mask: np.ndarray) -> list[tuple[float, float]]:
+    """(first, last) k of every run of consecutive True in `mask`."""
+    out: list[tuple[float, float]] = []
+    previous = False
+    for x, m in zip(k, mask):
+        if m and previous:
+            out[-1] = (out[-1][0], x)
+        elif m:
+            out.append((x, x))
+        previous = bool(m)
     return out
 
 
@@ -91,8 +122,12 @@ def _rs_setting(settings: dict[str, str]) -> str:
     return next(s for s, a in settings.items() if a == RS)
 
 
-def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf: str | Path, png: str | Path) -> None:
-    """Median IGD+ vs evaluations with IQR bands (top) and relative improvement over RS (bottom) for one space."""
+def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf: str | Path, png: str | Path,
+         objectives: Sequence[str] | None = None):
+    """Median IGD+ vs evaluations with IQR bands (top) and relative improvement over RS (bottom) for one space.
+
+    `objectives`: those of the set, for the unit of the IGD+ axis (see `igd_label`). Returns the figure.
+    """
     require(curves, CURVES_COLUMNS)
     sel, budget = space_curves(curves, device, kernel, objective_set)
     settings = _settings(sel)
@@ -101,7 +136,7 @@ def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf
         styles = style.setting_styles(settings)
         fig, (top, bottom) = style.figure(height=3.6, nrows=2, sharex=True, height_ratios=[3, 2])
         _draw_igd(top, sel, styles)
-        top.set_ylabel(IGD_LABEL)
+        top.set_ylabel(igd_label(objectives))
         runs = int(sel["n_runs"].min())
         top.set_title(f"{device} / {kernel}, {objective_set}, budget {budget}, {runs} runs"
                       if runs == int(sel["n_runs"].max()) else
@@ -109,7 +144,12 @@ def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf
         rs = sel[sel["setting"] == rs_setting].set_index("k")["igd_median"]
         lowest = 0.0
         bottom.axhline(0.0, color=styles[rs_setting]["color"], lw=1.0)
-        for s, st in styles.items():
+        # where RS's median is 0 a method either matches it (0) or is behind it (−inf, drawn at the floor)
+        zero = _runs(rs.index.to_numpy(), rs.to_numpy() == 0)
+        for first, last in zero:
+            bottom.axvspan(first - 0.5, last + 0.5, color=RS_ZERO_SHADE, lw=0, zorder=0, gid="rs-zero")
+        drawn = {}
+        for s in styles:
             if s == rs_setting:
                 continue
             g = sel[sel["setting"] == s].set_index("k")["igd_median"]
@@ -117,25 +157,41 @@ def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf
             imp = relative_improvement(rs.loc[k].to_numpy(), g.loc[k].to_numpy())
             finite = imp[np.isfinite(imp)]
             lowest = min(lowest, float(finite.min(initial=0.0)))
-            if np.isneginf(imp).any():  # RS has points where this setting has none yet
+            if np.isneginf(imp).any():  # behind an RS at 0, or RS has points where this setting has none yet
                 lowest = min(lowest, IMPROVEMENT_FLOOR - 1.0)
-            bottom.plot(k, np.maximum(imp, IMPROVEMENT_FLOOR), color=st["color"], ls=st["linestyle"])
+            drawn[s] = (k, imp)
         clipped = lowest < IMPROVEMENT_FLOOR
         floor = max(IMPROVEMENT_FLOOR, min(-0.25, math.floor(lowest * 4) / 4))
-        bottom.set_ylim(floor - 0.05, 1.05)
+        # values below the floor are drawn on it, each setting in its own lane under the floor so
+        # that settings clipped at the same evaluations stay apart
+        lanes = [s for s, (_, imp) in drawn.items() if (imp < floor).any()]
+        for s, (k, imp) in drawn.items():
+            y = np.where(imp < floor, floor - CLIP_LANE * (lanes.index(s) if s in lanes else 0), imp)
+            bottom.plot(k, y, color=styles[s]["color"], ls=styles[s]["linestyle"], gid=s)
+        bottom.set_ylim(floor - CLIP_LANE * max(len(lanes) - 1, 0) - 0.05, 1.05)
         bottom.yaxis.set_major_locator(MultipleLocator(0.5 if floor < -0.5 else 0.25))
+        # the floor's tick says that lower values (and −inf, behind an RS at 0) are drawn on it
+        bottom.yaxis.set_major_formatter(FuncFormatter(
+            lambda v, _: ("≤ " if clipped and abs(v - floor) < 1e-9 else "") + f"{v:g}".replace("-", "−")))
         bottom.set_ylabel(IMPROVEMENT_LABEL)
-        if clipped:
-            bottom.text(0.99, 0.06, "clipped at −1", transform=bottom.transAxes, ha="right", va="bottom",
-                        fontsize="small", color="0.35")
         bottom.set_xlabel(X_LABEL)
         bottom.set_xlim(0, budget)
-        fig.legend(*top.get_legend_handles_labels(), loc="outside upper center", ncols=2)
+        bottom.xaxis.set_major_locator(evaluation_locator())
+        handles, labels = top.get_legend_handles_labels()
+        if zero:
+            handles.append(Patch(color=RS_ZERO_SHADE, lw=0))
+            labels.append(RS_ZERO_LABEL)
+        fig.legend(handles, labels, loc="outside upper center", ncols=2)
         style.save(fig, pdf, png)
+    return fig
 
 
-def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: str | Path) -> None:
-    """Small multiples: median IGD+ vs evaluations with IQR bands, one panel per space of an objective set."""
+def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: str | Path,
+              objectives: Sequence[str] | None = None):
+    """Small multiples: median IGD+ vs evaluations, one panel per space of an objective set; returns the figure.
+
+    `objectives`: those of the set, for the unit of the IGD+ axis (see `igd_label`).
+    """
     require(curves, CURVES_COLUMNS)
     sub = curves[curves["objective_set"] == objective_set]
     if sub.empty:
@@ -158,11 +214,11 @@ def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: st
             _draw_igd(ax, sel, {s: st for s, st in styles.items() if s in set(sel["setting"])}, band=False)
             ax.set_title(k if len(devices) == 1 else f"{d} / {k}")
             ax.set_xlim(0, budget)
-            ax.xaxis.set_major_locator(MaxNLocator(4))
+            ax.xaxis.set_major_locator(evaluation_locator(4))
         for ax in axes.flat[len(spaces):]:
             ax.set_visible(False)
         for ax in axes[:, 0]:
-            ax.set_ylabel(IGD_LABEL)
+            ax.set_ylabel(igd_label(objectives))
         for j in range(ncols):
             last = max(i for i in range(nrows) if i * ncols + j < len(spaces))
             axes[last, j].set_xlabel(X_LABEL)
@@ -176,3 +232,4 @@ def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: st
                    + f"objective set {objective_set}, budget {', '.join(map(str, budgets))}; median over runs",
                    title_fontsize=7)
         style.save(fig, pdf, png)
+    return fig

@@ -7,6 +7,7 @@ file and the column) and hands DataFrames to the figure functions.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,10 +44,36 @@ def _hyperparameters(a: argparse.Namespace) -> None:
 
     grid = read_table(a.grid, GRID_COLUMNS)
     try:
-        hyperparameters.plot(hyperparameters.check_grid(grid, a.grid), a.pdf, a.png)
+        hyperparameters.plot(hyperparameters.check_grid(grid, a.grid), a.pdf, a.png, _objective_sets(a))
     except ValueError as exc:
         raise _as_input_error(a.grid, exc) from None
     log.info("hyperparameter fronts: %d configurations -> %s, %s", len(grid), a.pdf, a.png)
+
+
+def _objectives(a: argparse.Namespace) -> list[str] | None:
+    """The objective set's objectives (--objectives, a JSON list), or None where not given."""
+    if not a.objectives:
+        return None
+    try:
+        objectives = json.loads(a.objectives)
+    except json.JSONDecodeError as exc:
+        raise InputError("--objectives", f"not JSON: {exc}") from None
+    if not isinstance(objectives, list) or not all(isinstance(o, str) for o in objectives) or not objectives:
+        raise InputError("--objectives", f"not a JSON list of objective names: {a.objectives}")
+    return objectives
+
+
+def _objective_sets(a: argparse.Namespace) -> dict[str, list[str]] | None:
+    """--objective-sets (JSON: set -> objectives), or None where not given."""
+    if not a.objective_sets:
+        return None
+    try:
+        sets = json.loads(a.objective_sets)
+    except json.JSONDecodeError as exc:
+        raise InputError("--objective-sets", f"not JSON: {exc}") from None
+    if not isinstance(sets, dict) or not all(isinstance(v, list) for v in sets.values()):
+        raise InputError("--objective-sets", f"not a JSON object of objective lists: {a.objective_sets}")
+    return sets
 
 
 def _anytime(a: argparse.Namespace) -> None:
@@ -54,7 +81,7 @@ def _anytime(a: argparse.Namespace) -> None:
 
     curves = read_table(a.curves, CURVES_COLUMNS)
     try:
-        anytime.plot(curves, a.device, a.kernel, a.objective_set, a.pdf, a.png)
+        anytime.plot(curves, a.device, a.kernel, a.objective_set, a.pdf, a.png, _objectives(a))
     except ValueError as exc:
         raise _as_input_error(a.curves, exc) from None
     log.info("anytime IGD+ %s/%s/%s -> %s, %s", a.device, a.kernel, a.objective_set, a.pdf, a.png)
@@ -65,7 +92,7 @@ def _anytime_grid(a: argparse.Namespace) -> None:
 
     curves = read_table(a.curves, CURVES_COLUMNS)
     try:
-        anytime.plot_grid(curves, a.objective_set, a.pdf, a.png)
+        anytime.plot_grid(curves, a.objective_set, a.pdf, a.png, _objectives(a))
     except ValueError as exc:
         raise _as_input_error(a.curves, exc) from None
     log.info("anytime IGD+ grid %s -> %s, %s", a.objective_set, a.pdf, a.png)
@@ -121,10 +148,17 @@ def _outputs(s: argparse.ArgumentParser) -> None:
     s.add_argument("--png", required=True, help="output PNG (200 dpi)")
 
 
+def _objectives_argument(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--objectives", default="",
+                   help="JSON list: the objective set's objectives; with one, the IGD+ axis shows its unit")
+
+
 def add_commands(sub) -> None:
     """Register the figure sub-commands on the CLI's sub-parser set."""
     s = sub.add_parser("figure-hyperparameters", help="hyperparameter fronts (y1 vs y2) per algorithm and budget")
     s.add_argument("--grid", required=True, help=f"CSV with columns {', '.join(GRID_COLUMNS)}")
+    s.add_argument("--objective-sets", default="",
+                   help="JSON: objective set -> objectives; a grid on one objective gets its unit on the axes")
     _outputs(s)
     s.set_defaults(func=_hyperparameters)
 
@@ -133,12 +167,14 @@ def add_commands(sub) -> None:
     s.add_argument("--device", required=True)
     s.add_argument("--kernel", required=True)
     s.add_argument("--objective-set", required=True)
+    _objectives_argument(s)
     _outputs(s)
     s.set_defaults(func=_anytime)
 
     s = sub.add_parser("figure-anytime-grid", help="median IGD+ vs evaluations, every space of an objective set")
     s.add_argument("--curves", required=True, help=f"Parquet with columns {', '.join(CURVES_COLUMNS)}")
     s.add_argument("--objective-set", required=True)
+    _objectives_argument(s)
     _outputs(s)
     s.set_defaults(func=_anytime_grid)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
+from matplotlib.ticker import FixedLocator, FormatStrFormatter, MaxNLocator, NullLocator
 
 from analysis.figures import style
 from analysis.figures.contracts import SCORES_COLUMNS, SPACE_SCORES_COLUMNS, as_bool, require
@@ -96,10 +96,34 @@ def check_space_scores(frame: pd.DataFrame, source: str | None = None) -> pd.Dat
     return frame
 
 
-def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
-    """Seed 001 Fig. 5: per space (sparsest at the top) the score with (filled) and without (open)
+DENSITY_LOG_SPAN = 10.0  # densities spanning more than this factor get a logarithmic axis
+
+
+def density_axis(ax, percent: np.ndarray) -> None:
+    """The density (%) x axis: a label at every tick, and no unlabelled ticks between them.
+
+    Linear up to 100 % where the densities span at most DENSITY_LOG_SPAN; logarithmic with ticks
+    at 1, 2 and 5 of each decade where they span more (on a log axis the default minor ticks
+    would carry no label, and labelling them all would overlap near 100 %).
+    """
+    lo, hi = float(np.min(percent)), float(np.max(percent))
+    if hi / lo <= DENSITY_LOG_SPAN:
+        ax.set_xlim(0, 105)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+    else:
+        ax.set_xscale("log")
+        ax.set_xlim(lo / 1.25, 100 * 1.25)
+        decades = range(math.floor(math.log10(lo / 1.25)), 3)
+        ticks = [m * 10.0 ** d for d in decades for m in (1, 2, 5) if lo / 1.25 <= m * 10.0 ** d <= 125]
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
+def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path):
+    """Seed 001 Fig. 5: per space (sparsest at the bottom) the score with (filled) and without (open)
     awareness, one panel per algorithm; right, the gain against the space's density. Random
-    search (no unaware twin) is left out."""
+    search (no unaware twin) is left out. Returns the figure."""
     frame = check_space_scores(frame)
     frame = frame[frame["algorithm"] != REFERENCE]
     algorithms = _algorithms(frame)
@@ -129,10 +153,7 @@ def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
             g = frame[frame["algorithm"] == a]
             ax.plot(100 * g["density"], g["gain"], style.MARKERS.get(a, "o"), color=style.colour(a), ms=3.5,
                     label=style.label(a), ls="none")
-        ax.set_xscale("log")
-        ax.xaxis.set_major_locator(FixedLocator([10, 20, 50, 100]))
-        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
+        density_axis(ax, 100 * frame["density"].to_numpy(dtype=float))
         ax.axhline(0.0, color="black", lw=0.6)
         ax.set_xlabel("density (%)")
         ax.set_ylabel("gain (aware - unaware)")
@@ -141,3 +162,4 @@ def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
                    Line2D([], [], color="black", marker="o", mfc="white", ls="none", label="constraint-unaware")]
         fig.legend(handles=handles, loc="outside upper center", ncols=2)
         style.save(fig, pdf, png)
+    return fig

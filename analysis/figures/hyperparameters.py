@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping, Sequence
 
+import matplotlib
 import pandas as pd
 from matplotlib.lines import Line2D
 
@@ -44,9 +46,23 @@ def check_grid(grid: pd.DataFrame, source: str | None = None) -> pd.DataFrame:
     return grid
 
 
-def plot(grid: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
-    """Write the hyperparameter-front figure of a checked grid (see `check_grid`)."""
+def axis_unit(grid: pd.DataFrame, objective_sets: Mapping[str, Sequence[str]] | None) -> str | None:
+    """The unit of y1 and y2 where every grid was tuned on a one-objective set of the same unit (ms for time)."""
+    if objective_sets is None or "objective_set" not in grid.columns:
+        return None
+    units = {style.igd_unit(objective_sets.get(o)) for o in grid["objective_set"].unique()}
+    return units.pop() if len(units) == 1 else None
+
+
+def plot(grid: pd.DataFrame, pdf: str | Path, png: str | Path,
+         objective_sets: Mapping[str, Sequence[str]] | None = None):
+    """Write the hyperparameter-front figure of a checked grid (see `check_grid`); returns the figure.
+
+    `objective_sets` (set -> objectives): where given, y1 and y2 state their unit if every grid was
+    tuned on one objective of one unit (see `axis_unit`).
+    """
     grid = check_grid(grid)
+    unit = axis_unit(grid, objective_sets)
     algorithm_of = dict(zip(grid["grid"], grid["algorithm"]))
     order = list(style.COLOURS)
     grids = sorted(algorithm_of, key=lambda g: (order.index(algorithm_of[g]) if algorithm_of[g] in order
@@ -54,7 +70,9 @@ def plot(grid: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
     shared = {a for a in algorithm_of.values() if list(algorithm_of.values()).count(a) > 1}
     budgets = sorted(grid["budget"].unique())
     with style.context():
-        fig, axes = style.figure(width=PANEL_WIDTH_IN * len(budgets) + 0.3,
+        # never narrower than the style's width: the legend above the panels must fit
+        width = max(PANEL_WIDTH_IN * len(budgets) + 0.3, matplotlib.rcParams["figure.figsize"][0])
+        fig, axes = style.figure(width=width,
                                  height=ROW_HEIGHT_IN * len(grids) + 0.35,
                                  nrows=len(grids), ncols=len(budgets), squeeze=False)
         labels_todo = []
@@ -84,14 +102,20 @@ def plot(grid: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
             Line2D([], [], color=style.NEUTRAL, marker="o", mfc="none", ls="none", label="dominated"),
             Line2D([], [], color="black", marker="o", ms=8, mfc="none", ls="none", label="picked"),
         ]
-        fig.legend(handles=handles, loc="outside upper center", ncols=3,
-                   title="labels: population size, mutation probability", title_fontsize=7)
-        fig.supxlabel(X_LABEL, fontsize=8)
-        fig.supylabel(Y_LABEL, fontsize=8)
+        legend = fig.legend(handles=handles, loc="outside upper center", ncols=3,
+                            title="labels: population size, mutation probability", title_fontsize=7)
+        fig.supxlabel(X_LABEL + (f" ({unit})" if unit else ""), fontsize=8)
+        fig.supylabel(Y_LABEL + (f" ({unit})" if unit else ""), fontsize=8)
         fig.draw_without_rendering()
+        if legend.get_window_extent().width > fig.bbox.width:  # too wide for one row: one entry a row
+            legend.remove()
+            fig.legend(handles=handles, loc="outside upper center", ncols=1,
+                       title="labels: population size, mutation probability", title_fontsize=7)
+            fig.draw_without_rendering()
         for ax, pts, pick in labels_todo:
             place_labels(ax, pts["y1"].tolist(), pts["y2"].tolist(),
                          [point_label(p, m) for p, m in zip(pts["popsize"], pts["mutation_prob"])],
                          marker_radius_pt=3.0, keep_clear=[(x, y, 5.5) for x, y in zip(pick["y1"], pick["y2"])],
                          fontsize=7)
         style.save(fig, pdf, png)
+    return fig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import matplotlib
 
@@ -74,6 +74,21 @@ DOTTED = (0, (1.0, 1.5))
 EXTRA_PATTERNS = [(0, (1.0, 1.2)), (0, (5.0, 1.5, 1.0, 1.5)), (0, (2.5, 1.0, 1.0, 1.0, 1.0, 1.0))]
 NEUTRAL = "#7F7F7F"  # configurations that are not highlighted
 UNAWARE_SUFFIX = "_unaware"
+
+
+def igd_unit(objectives: Sequence[str] | None) -> str | None:
+    """The unit of IGD+ for an objective set: that of its objective where it has one (ms for time), else None.
+
+    With one objective the true front is one point and its range is set to 1, so IGD+ is the best
+    value found minus the optimum, in the objective's own unit. With more, the objectives are
+    normalised and IGD+ has no unit; so has a unitless objective (an error).
+    """
+    from analysis.objectives import OBJECTIVES
+
+    if objectives is None or len(objectives) != 1 or objectives[0] not in OBJECTIVES:
+        return None
+    unit = OBJECTIVES[objectives[0]].unit
+    return unit if unit and unit != "1" else None
 
 
 def colour(algorithm: str) -> str:

@@ -21,6 +21,8 @@ ERROR_NAMES = {"mre": "MRE", "nrmse": "NRMSE", "nmae": "NMAE"}
 TIME = OBJECTIVES["time"].column
 MEMORY = OBJECTIVES["memory"].column
 HIGHLIGHT = style.OKABE_ITO["vermillion"]
+TYPE_LINE = {"color": "0.35", "ls": (0, (3, 2)), "lw": 0.7}  # the dashed lines of the one-type configurations
+TYPE_LEGEND = "median error with every precision\nparameter of one type (as labelled)"
 _MEMORY_UNITS = ((1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "bytes"))
 
 
@@ -87,9 +89,54 @@ def _memory_scale(max_bytes: float) -> tuple[float, str]:
     return next((f, u) for f, u in _MEMORY_UNITS if max_bytes >= f or u == "bytes")
 
 
+def _overlaps(a, b, pad: float) -> bool:
+    return a.x0 - pad < b.x1 and b.x0 - pad < a.x1 and a.y0 - pad < b.y1 and b.y0 - pad < a.y1
+
+
+def label_type_lines(ax, lines: Mapping[str, float], data_top: float) -> list:
+    """Name every one-type line (FP64 ...) horizontally at the top of `ax`, on the line.
+
+    Labels that would overlap go to a further row below; the y range then grows so that the
+    rows stay above `data_top`, the highest value drawn. Call once the figure has been laid out; returns the labels.
+    """
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    pad = 2.0 * fig.dpi / 72.0
+    texts, boxes, rows = [], [], []
+    for t, x in sorted(lines.items(), key=lambda tx: tx[1]):
+        text = ax.text(x, 1.0, PRECISION_NAMES[t], transform=ax.get_xaxis_transform(), ha="center", va="top",
+                       fontsize=7, color="0.2", zorder=4, gid=f"type-{t}",
+                       bbox={"boxstyle": "square,pad=0.15", "fc": "white", "ec": "none"})
+        box = text.get_window_extent(renderer)
+        if box.x0 < frame.x0:  # keep the label inside the panel, its edge on the line
+            text.set_ha("left")
+        elif box.x1 > frame.x1:
+            text.set_ha("right")
+        row = 0
+        while True:
+            text.set_y(1.0 - row * (box.height + pad) / frame.height)
+            box = text.get_window_extent(renderer)
+            if not any(_overlaps(box, b, pad) for b, r in zip(boxes, rows) if r == row):
+                break
+            row += 1
+        texts.append(text)
+        boxes.append(box)
+        rows.append(row)
+    # headroom: the lowest label row's bottom, as a fraction of the panel, stays above the data
+    band = (frame.y1 - min(b.y0 for b in boxes) + pad) / frame.height if boxes else 0.0
+    bottom = ax.get_ylim()[0]
+    ax.set_ylim(bottom, bottom + (data_top - bottom) * 1.04 / max(1.0 - band, 0.3))
+    return texts
+
+
 def plot(table: pd.DataFrame, parameters: Mapping[str, Sequence], error: str, title: str,
-         pdf: str | Path, png: str | Path) -> None:
-    """Speedup over the fastest all-FP64 configuration (top) and memory (bottom) vs log10 error."""
+         pdf: str | Path, png: str | Path):
+    """Speedup over the fastest all-FP64 configuration (top) and memory (bottom) vs log10 error; returns the figure.
+
+    Dashed vertical lines: the median error of the configurations whose precision parameters are
+    all one type, each named at the top of the upper panel.
+    """
     frame = tradeoff_frame(table, parameters, error)
     precision = precision_parameters(parameters)
     lines = uniform_errors(frame, precision)
@@ -107,10 +154,7 @@ def plot(table: pd.DataFrame, parameters: Mapping[str, Sequence], error: str, ti
             ax.scatter(front["log10_error"], y[front.index], s=14, color=HIGHLIGHT, edgecolor="black", lw=0.4,
                        zorder=3)
             for t, x in lines.items():
-                ax.axvline(x, color="0.35", ls=(0, (3, 2)), lw=0.7, zorder=1)
-        types = top.secondary_xaxis("top")
-        types.set_xticks(list(lines.values()), [PRECISION_NAMES[t] for t in lines], rotation=90, fontsize=7)
-        types.tick_params(length=2, pad=1)
+                ax.axvline(x, zorder=1, **TYPE_LINE)
         top.axhline(1.0, color="black", lw=0.6)
         top.set_ylim(bottom=0)
         top.set_ylabel("speedup over FP64 (×)")
@@ -126,7 +170,10 @@ def plot(table: pd.DataFrame, parameters: Mapping[str, Sequence], error: str, ti
             Line2D([], [], ls="none", marker="o", ms=3, color=style.NEUTRAL, label="configuration"),
             Line2D([], [], ls="-", lw=0.7, marker="o", ms=4, color=HIGHLIGHT, mec="black", mew=0.4,
                    label="Pareto-optimal"),
-            Line2D([], [], ls=(0, (3, 2)), lw=0.7, color="0.35", label="all one type"),
+            Line2D([], [], label=TYPE_LEGEND, **TYPE_LINE),
         ]
-        fig.legend(handles=handles, loc="outside upper center", ncols=3, handlelength=1.8, columnspacing=1.0)
+        fig.legend(handles=handles, loc="outside upper center", ncols=2, handlelength=1.8, columnspacing=1.0)
+        fig.draw_without_rendering()
+        label_type_lines(top, lines, float(frame["speedup"].max()))
         style.save(fig, pdf, png)
+    return fig

@@ -35,10 +35,13 @@ rule figure_hyperparameters:
         png=f"{FIGURES}/hyperparameters/fronts.png",
     log:
         f"{LOGS}/figures/hyperparameters/fronts.log",
+    params:
+        objective_sets=json_arg(config["objective_sets"]),
     conda:
         ENV
     shell:
-        "{CLI} figure-hyperparameters --grid {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+        "{CLI} figure-hyperparameters --grid {input:q} --objective-sets {params.objective_sets}"
+        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 rule figure_anytime:
@@ -50,11 +53,14 @@ rule figure_anytime:
         png=f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.png",
     log:
         f"{LOGS}/figures/anytime/{{device}}/{{kernel}}/{{objective_set}}.log",
+    params:
+        objectives=lambda wc: json_arg(config["objective_sets"][wc.objective_set]),
     conda:
         ENV
     shell:
         "{CLI} figure-anytime --curves {input:q} --device {wildcards.device} --kernel {wildcards.kernel}"
-        " --objective-set {wildcards.objective_set} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+        " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
+        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 rule figure_anytime_grid:
@@ -66,11 +72,13 @@ rule figure_anytime_grid:
         png=f"{FIGURES}/anytime/all_{{objective_set}}.png",
     log:
         f"{LOGS}/figures/anytime/all_{{objective_set}}.log",
+    params:
+        objectives=lambda wc: json_arg(config["objective_sets"][wc.objective_set]),
     conda:
         ENV
     shell:
         "{CLI} figure-anytime-grid --curves {input:q} --objective-set {wildcards.objective_set}"
-        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+        " --objectives {params.objectives} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 rule figure_tradeoff:
