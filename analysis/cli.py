@@ -144,6 +144,18 @@ def _spaces_table(a: argparse.Namespace) -> None:
     log.info("spaces table: %d spaces -> %s, %s", len(df), a.csv, a.md)
 
 
+def _verify_space(a: argparse.Namespace) -> int:
+    from analysis import verify
+
+    return verify.main(a.space, a.config, a.tables, a.work or None, a.settings or None)
+
+
+def _readme_results(a: argparse.Namespace) -> int:
+    from analysis import results
+
+    return results.main(a.readme, a.doc, a.tables, a.config, a.check)
+
+
 def _space_args(s: argparse.ArgumentParser) -> None:
     s.add_argument("--space-parquet", required=True)
     s.add_argument("--space-meta", required=True)
@@ -286,6 +298,27 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--bootstrap-seed", type=int, default=0)
     s.set_defaults(func=_ca_tables)
 
+    s = sub.add_parser("verify-space", help="rerun one space's comparison from data/ and compare it with the "
+                       "published rows (exit 1 on any difference)")
+    s.add_argument("--space", required=True, help="device/kernel, e.g. intel-xeon-vm/lavamd")
+    s.add_argument("--config", default="config/config.yaml", help="the config whose comparison is rerun")
+    s.add_argument("--tables", default="tables",
+                   help="the published tables (their hyperparameters.csv gives the tuned settings' options)")
+    s.add_argument("--work", default="", help="keep the rerun (space, runs, indicators, tables) here "
+                   "(default: a temporary folder, removed afterwards)")
+    s.add_argument("--settings", nargs="+", default=[],
+                   help="rerun only these comparison settings; only their indicators and "
+                        "speedup_to_rs_spaces rows are compared")
+    s.set_defaults(func=_verify_space)
+
+    s = sub.add_parser("readme-results", help="render the results in README.md and docs/results.md from tables/*.csv")
+    s.add_argument("--tables", default="tables")
+    s.add_argument("--config", default="config/config.yaml", help="its objective_sets name the multi-objective sets")
+    s.add_argument("--readme", default="README.md", help="the part between its results markers is replaced")
+    s.add_argument("--doc", default="docs/results.md")
+    s.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file differs from the rendering")
+    s.set_defaults(func=_readme_results)
+
     from analysis.figures.cli import add_commands as add_figure_commands
     from analysis.sweep.commands import add_commands as add_sweep_commands
 
@@ -295,16 +328,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; bad input ends with its message and exit status 2."""
+    """Run one command; bad input ends with its message and exit status 2 (a check that fails, 1)."""
     args = parser().parse_args(argv)
     logs.configure(args.log)
     logging.getLogger("fontTools").setLevel(logging.WARNING)  # its PDF font subsetting logs every glyph at INFO
     try:
-        args.func(args)
+        status = args.func(args)
     except InputError as exc:
         log.error("%s", exc)
         return 2
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

@@ -117,6 +117,13 @@ def test_tiny_config_runs_every_stage(tmp_path):
                 "indicators/A100/dedispersion/time/comparison.log", "summary/summary.log", "tables/study.log",
                 "tables/hyperparameters.log"):
         assert (root / "logs" / log).stat().st_size > 0, log
+    # a published space checks out: verify-space reruns it from data/ alone (tuned options from the
+    # published hyperparameters.csv, no grid) and finds every row of it in the DAG's tables
+    out = subprocess.run([sys.executable, "-m", "analysis.cli", "verify-space", "--space", "A100/dedispersion",
+                          "--config", str(REPO / "config/test.yaml"), "--tables", str(root / "tables")],
+                         capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert out.stdout.splitlines()[-1].startswith("A100/dedispersion: MATCH: ")
     # the HTML report gathers every table and figure marked for it, with its caption
     out = snakemake("--configfile", str(REPO / "config/test.yaml"), "--report", str(tmp_path / "report.html"),
                     cwd=tmp_path)

@@ -1,0 +1,56 @@
+"""The results in README.md and docs/results.md are rendered from the published tables, not typed."""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+
+from analysis import results
+from conftest import REPO
+
+README, DOC, TABLES, CONFIG = REPO / "README.md", REPO / "docs/results.md", REPO / "tables", REPO / "config/config.yaml"
+
+
+def test_committed_results_equal_their_rendering_from_the_committed_tables():
+    for path, text in results.expected(README, DOC, TABLES, CONFIG).items():
+        assert path.read_text() == text, (
+            f"{path.relative_to(REPO)} is not what the tables give: run `python -m analysis.cli readme-results`")
+
+
+def test_a_hand_edited_number_fails_the_check(tmp_path, capsys):
+    readme, doc = tmp_path / "README.md", tmp_path / "results.md"
+    shutil.copy(README, readme)
+    shutil.copy(DOC, doc)
+    assert results.main(readme, doc, TABLES, CONFIG, check=True) == 0
+    table2 = pd.read_csv(TABLES / "improvement_over_rs.csv")
+    row = table2[(table2["scope"] == "multi-objective") & (table2["setting"] == "nsga2")].iloc[-1]
+    typed = results.num(row["mean_pct"])
+    text = readme.read_text()
+    assert typed in text
+    readme.write_text(text.replace(typed, typed + "1", 1))
+    assert results.main(readme, doc, TABLES, CONFIG, check=True) == 1
+    assert "README.md: differs" in capsys.readouterr().out
+
+
+def test_counts_are_computed_from_the_significance_table(tmp_path):
+    folder = tmp_path / "tables"
+    shutil.copytree(TABLES, folder)
+    sig = pd.read_csv(folder / "significance.csv")
+    t = results.Tables(folder, CONFIG)
+    row = sig[(sig["setting"] == "nsga2") & (sig["objective_set"] == "time")].iloc[0]
+    before = results.significance_table(t, ["time"], ["nsga2"])
+    # make one time-only NSGA-II pair at that budget a clear loss to RS
+    sig.loc[row.name, ["p_holm", "a12"]] = [0.001, 0.1]
+    sig.to_csv(folder / "significance.csv", index=False)
+    after = results.significance_table(results.Tables(folder, CONFIG), ["time"], ["nsga2"])
+    assert before != after
+    cell = after.splitlines()[2].split(" | ")[2 + sorted(sig["budget"].unique()).index(row["budget"])]
+    assert "/ 1 of" in cell
+
+
+def test_numbers_are_rounded_with_a_true_minus_and_no_negative_zero():
+    assert results.num(-1.66) == "−1.7"
+    assert results.num(-0.04) == "0.0"
+    assert results.num(float("nan")) == "–"
+    assert results.interval(97.54, 95.46, 1234.5) == "97.5 [95.5, 1,234.5]"
