@@ -25,7 +25,7 @@ def test_a_hand_edited_number_fails_the_check(tmp_path, capsys):
     assert results.main(readme, doc, TABLES, CONFIG, check=True) == 0
     table2 = pd.read_csv(TABLES / "improvement_over_rs.csv")
     row = table2[(table2["scope"] == "multi-objective") & (table2["setting"] == "nsga2")].iloc[-1]
-    typed = results.num(row["mean_pct"])
+    typed = results.num(row["thesis_mean_pct"])
     text = readme.read_text()
     assert typed in text
     readme.write_text(text.replace(typed, typed + "1", 1))
@@ -54,3 +54,26 @@ def test_numbers_are_rounded_with_a_true_minus_and_no_negative_zero():
     assert results.num(-0.04) == "0.0"
     assert results.num(float("nan")) == "–"
     assert results.interval(97.54, 95.46, 1234.5) == "97.5 [95.5, 1,234.5]"
+
+
+def test_the_thesis_gap_sentence_counts_the_pairs_it_leaves_out(tmp_path):
+    """Table 3's prose says how many pairs the thesis's mean drops, and that each is a loss."""
+    folder = tmp_path / "tables"
+    shutil.copytree(TABLES, folder)
+    t3 = pd.read_csv(folder / "nsga3_over_nsga2.csv")
+    top = t3["budget"].max()
+    at = (t3["scope"] == "O5") & (t3["setting"] == "nsga3") & (t3["budget"] == top)
+    t3.loc[at, ["n_pairs", "n_better", "n_equal", "n_worse", "n_undefined", "n_in_thesis_mean"]] = [9, 4, 2, 3, 3, 6]
+    t3.loc[at, ["thesis_mean_pct", "bounded_mean_pct", "bounded_ci_low_pct", "bounded_ci_high_pct"]] = [56.0, 4.0, -48.7, 55.5]
+    t3.to_csv(folder / "nsga3_over_nsga2.csv", index=False)
+    text = results.thesis_gap(results.Tables(folder, CONFIG), "nsga3_over_nsga2", "O5", "nsga3", "nsga2")
+    assert f"At budget {top} on O5, NSGA-III is better than NSGA-II in 4, equal in 2 and worse in 3 of 9 pairs" in text
+    assert "covers 6 of them: it leaves out the 3 pairs where NSGA-II found the whole front" in text
+    assert "bounded mean is 4.0 % [−48.7, 55.5]" in text
+
+
+def test_censored_median_ranks_not_reached_last():
+    nan = float("nan")
+    assert results.censored_median([10.0, 20.0, nan]) == 10.0
+    assert results.censored_median([10.0, nan, nan]) == float("-inf")
+    assert results.censored_median([30.0, 10.0, 20.0]) == 20.0
