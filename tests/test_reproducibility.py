@@ -46,6 +46,7 @@ CASES = [
 ]
 
 GOLDEN = {
+    "nsga3_hyperplane": "da75d0c1dca923d9",
     "rs": "f003a51d77798dc4",
     "nsga2": "2087f73c8e1f7d95",
     "nsga3": "4f18f8dfabcf7f36",
@@ -76,12 +77,28 @@ def import_lavamd(out_dir: Path) -> tuple[Path, Path]:
     return parquet, meta
 
 
+# One NSGA-III run whose hyperplane normalisation meets a system where LAPACK's rounding and the
+# portable solve's differ (budget 200, repetition 19 of the tuned O3 setting): with LAPACK, its
+# trace is another one.
+HYPERPLANE_CASE = ("nsga3_hyperplane", "nsga3", {"popsize": 20, "mutation_prob": 0.1}, O3, 200, 19)
+
+
+def hyperplane_digest(space) -> str:
+    from analysis.runs import run_identity, space_data
+    from analysis.simulate import derive_seed, resolve_options, simulate_run
+
+    _, algorithm, options, objectives, budget, rep = HYPERPLANE_CASE
+    options = resolve_options(algorithm, options)
+    seed = derive_seed(**run_identity(space, "O3", algorithm, options, budget, rep))
+    return trace_digest(simulate_run(space_data(space, objectives), algorithm, options, budget, seed).to_frame())
+
+
 def golden_digests(space_dir: Path) -> dict[str, str]:
     from analysis.runs import run_batch, space_data
     from analysis.spaces.space import Space
 
     space = Space.load(space_dir / "space.parquet", space_dir / "space.json")
-    out = {}
+    out = {HYPERPLANE_CASE[0]: hyperplane_digest(space)}
     for label, algorithm, options, objectives, budget, reps in CASES:
         set_name = "O3" if objectives == O3 else "time"
         frame = run_batch(space, set_name, objectives, algorithm, options, budget, reps, proposal_cap=10,
@@ -109,7 +126,7 @@ def _digests_in_subprocess(space_dir: Path, **env: str) -> dict[str, str]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("label", [c[0] for c in CASES])
+@pytest.mark.parametrize("label", [HYPERPLANE_CASE[0], *(c[0] for c in CASES)])
 def test_golden_trace(digests, label):
     """Each algorithm's short runs are exactly the recorded ones (seed and data alone decide them)."""
     assert digests[label] == GOLDEN[label], (
@@ -125,6 +142,51 @@ def test_golden_trace(digests, label):
 def test_runs_independent_of_cpu_paths(space_dir, digests, env):
     """The same runs with OpenBLAS's kernels for an older CPU, or without NumPy's AVX2/FMA3 loops."""
     assert _digests_in_subprocess(space_dir, **env) == digests
+
+
+def test_the_hyperplane_case_takes_lapacks_rounding_otherwise(monkeypatch, space_dir, digests):
+    """Without the portable solve, the pinned NSGA-III run is another one: the golden test can tell."""
+    import contextlib
+
+    from analysis.simulate import run as run_module
+    from analysis.spaces.space import Space
+
+    monkeypatch.setattr(run_module, "portable_hyperplane", contextlib.nullcontext)
+    space = Space.load(space_dir / "space.parquet", space_dir / "space.json")
+    assert hyperplane_digest(space) != digests[HYPERPLANE_CASE[0]]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_portable_solve_agrees_with_lapack_to_rounding(n):
+    from analysis.simulate.portable import portable_dot, portable_solve
+
+    rng = np.random.default_rng(n)
+    for _ in range(200):
+        m = rng.random((n, n)) + np.eye(n)
+        b = np.ones(n)
+        x = portable_solve(m, b)
+        assert np.allclose(x, np.linalg.solve(m, b), rtol=1e-10, atol=0)
+        assert np.allclose(portable_dot(m, x), np.dot(m, x), rtol=1e-12, atol=0)
+
+
+def test_portable_solve_raises_like_lapack_on_a_singular_matrix():
+    from analysis.simulate.portable import portable_solve
+
+    with pytest.raises(np.linalg.LinAlgError):
+        portable_solve(np.array([[1.0, 2.0], [2.0, 4.0]]), np.ones(2))
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.solve(np.array([[1.0, 2.0], [2.0, 4.0]]), np.ones(2))
+
+
+def test_portable_hyperplane_is_scoped_to_the_run():
+    from pymoo.algorithms.moo import nsga3
+
+    from analysis.simulate.portable import portable_hyperplane
+
+    with portable_hyperplane():
+        assert nsga3.np is not np and nsga3.np.linalg.solve is not np.linalg.solve
+        assert nsga3.np.argmin is np.argmin
+    assert nsga3.np is np
 
 
 def test_prescott_blas_changes_live_reference_directions():

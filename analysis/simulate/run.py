@@ -19,6 +19,7 @@ from analysis.simulate.accel import (
 )
 from analysis.simulate.kt_setup import build_setup, fresh_searchspace
 from analysis.simulate.mating import array_mating_in_genetic_algorithms
+from analysis.simulate.portable import portable_hyperplane
 from analysis.simulate.refdirs import reference_directions
 from analysis.simulate.registry import Algorithm, get_algorithm, resolve_options
 from analysis.simulate.seeding import derive_seed, seed_globals, seeded_latin_hypercube
@@ -80,7 +81,7 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
                         time_limit_ms=time_limit_ms, max_proposals=max_proposals)
     memoise_neighbours(setup.searchspace, space.neighbour_memo())
     with seeded_latin_hypercube(seed), hashed_duplicate_elimination(), array_mating_in_genetic_algorithms(), \
-            quiet_config_output():
+            quiet_config_output(), portable_hyperplane():
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
 
     kt_budget = setup.tuning_options.budget
