@@ -13,7 +13,7 @@ from pymoo.core.termination import NoTermination
 
 from analysis.simulate import unaware
 from analysis.simulate.mating import ArrayMating, array_mating_in_genetic_algorithms
-from analysis.simulate.refdirs import reference_directions
+from analysis.simulate.refdirs import compute as reference_directions  # the mating, not the directions, is under test
 
 
 class CoarseProblem(ElementwiseProblem):

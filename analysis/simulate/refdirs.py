@@ -131,6 +131,9 @@ def add(pairs: list[tuple[int, int]], path: str | Path = REFDIRS_FILE, replace: 
         key = _key(n_obj, n_points)
         if n_obj < 2 or (key in doc["directions"] and not replace):
             continue
+        if n_points < n_obj:
+            logger.warning("skipping %s: pymoo places no fewer energy directions than objectives", key)
+            continue
         logger.info("computing %d energy reference directions for %d objectives", n_points, n_obj)
         doc["directions"][key] = compute(n_obj, n_points).tolist()
         done.append(key)
