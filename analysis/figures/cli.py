@@ -50,30 +50,31 @@ def _hyperparameters(a: argparse.Namespace) -> None:
     log.info("hyperparameter fronts: %d configurations -> %s, %s", len(grid), a.pdf, a.png)
 
 
-def _objectives(a: argparse.Namespace) -> list[str] | None:
-    """The objective set's objectives (--objectives, a JSON list), or None where not given."""
-    if not a.objectives:
+def _json_arg(option: str, text: str | None, valid, what: str):
+    """A JSON command-line value checked by `valid`, or None where not given."""
+    if not text:
         return None
     try:
-        objectives = json.loads(a.objectives)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError("--objectives", f"not JSON: {exc}") from None
-    if not isinstance(objectives, list) or not all(isinstance(o, str) for o in objectives) or not objectives:
-        raise InputError("--objectives", f"not a JSON list of objective names: {a.objectives}")
-    return objectives
+        raise InputError(option, f"not JSON: {exc}") from None
+    if not valid(value):
+        raise InputError(option, f"not {what}: {text}")
+    return value
+
+
+def _objectives(a: argparse.Namespace) -> list[str] | None:
+    """The objective set's objectives (--objectives, a JSON list), or None where not given."""
+    return _json_arg("--objectives", a.objectives,
+                     lambda v: isinstance(v, list) and bool(v) and all(isinstance(o, str) for o in v),
+                     "a JSON list of objective names")
 
 
 def _objective_sets(a: argparse.Namespace) -> dict[str, list[str]] | None:
     """--objective-sets (JSON: set -> objectives), or None where not given."""
-    if not a.objective_sets:
-        return None
-    try:
-        sets = json.loads(a.objective_sets)
-    except json.JSONDecodeError as exc:
-        raise InputError("--objective-sets", f"not JSON: {exc}") from None
-    if not isinstance(sets, dict) or not all(isinstance(v, list) for v in sets.values()):
-        raise InputError("--objective-sets", f"not a JSON object of objective lists: {a.objective_sets}")
-    return sets
+    return _json_arg("--objective-sets", a.objective_sets,
+                     lambda v: isinstance(v, dict) and all(isinstance(x, list) for x in v.values()),
+                     "a JSON object of objective lists")
 
 
 def _anytime(a: argparse.Namespace) -> None:

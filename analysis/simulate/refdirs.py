@@ -122,6 +122,7 @@ def add(pairs: list[tuple[int, int]], path: str | Path = REFDIRS_FILE, replace: 
     import pymoo
 
     from analysis.io import write_text
+    from analysis.sweep.run import cpu_model
     from analysis.manifest import update
 
     p = Path(path)
@@ -142,7 +143,7 @@ def add(pairs: list[tuple[int, int]], path: str | Path = REFDIRS_FILE, replace: 
     doc["generator"] = f"pymoo {pymoo.__version__} get_reference_directions('energy', n_obj, n_points)"
     doc.setdefault("computed_on", {})
     for key in done:
-        doc["computed_on"][key] = f"{platform.machine()} {platform.processor() or _cpu_model()}"
+        doc["computed_on"][key] = f"{platform.machine()} {cpu_model()}"
     # json writes floats with repr, which round-trips every float64 exactly
     write_text(json.dumps(doc, indent=1) + "\n", p)
     _load.cache_clear()
@@ -150,12 +151,3 @@ def add(pairs: list[tuple[int, int]], path: str | Path = REFDIRS_FILE, replace: 
         update(DATA_DIR, REFDIRS_PREFIX, SOURCE, LICENCE, CITATION)
     return done
 
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
