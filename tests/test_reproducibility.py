@@ -236,9 +236,9 @@ def test_runs_never_compute_directions(monkeypatch, space_dir):
 def test_missing_pair_names_the_file_and_the_command(tmp_path):
     from analysis.errors import InputError
 
-    with pytest.raises(InputError, match=r"riesz_energy\.json: field 'directions\.3x7'.*analysis\.cli refdirs "
-                                         r"--objectives 3 --points 7"):
-        refdirs.reference_directions(3, 7)
+    with pytest.raises(InputError, match=r"riesz_energy\.json: field 'directions\.3x11'.*analysis\.cli refdirs "
+                                         r"--objectives 3 --points 11"):
+        refdirs.reference_directions(3, 11)
 
 
 def test_tampered_directions_are_refused(tmp_path, monkeypatch):

@@ -14,6 +14,7 @@ from analysis import verify
 from conftest import REPO
 
 CONFIG = {
+    "output_root": ".test-output",  # verify-space writes under --work; the config check wants a safe root
     "objective_sets": {"time": ["time"]},
     "spaces": [{"kernel": "convolution", "device": "A100",
                 "source": "data/benchmark_hub/cachefiles/convolution_milo/A100.json.gz",
