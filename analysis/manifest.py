@@ -29,15 +29,31 @@ def check(data_dir: str | Path) -> list[str]:
     problems = []
     for p in scan(root):
         rel = p.relative_to(root).as_posix()
-        entry = listed.pop(rel, None)
-        if entry is None:
-            problems.append(f"{rel}: not in {MANIFEST}")
-        elif entry["sha256"] != sha256(p) or int(entry["bytes"]) != p.stat().st_size:
-            problems.append(f"{rel}: sha256 or size differs from {MANIFEST}")
-        elif not all(entry[c] for c in ("source", "licence", "citation")):
-            problems.append(f"{rel}: source, licence or citation empty in {MANIFEST}")
+        problem = entry_problem(p, rel, listed.pop(rel, None))
+        if problem:
+            problems.append(problem)
     problems += [f"{rel}: in {MANIFEST} but absent" for rel in listed]
     return problems
+
+
+def entry_problem(path: Path, rel: str, entry: dict | None) -> str | None:
+    """What is wrong with one data file against its manifest entry (None: nothing)."""
+    if entry is None:
+        return f"{rel}: not in {MANIFEST}"
+    if entry["sha256"] != sha256(path) or int(entry["bytes"]) != path.stat().st_size:
+        return f"{rel}: sha256 or size differs from {MANIFEST}"
+    if not all(entry[c] for c in ("source", "licence", "citation")):
+        return f"{rel}: source, licence or citation empty in {MANIFEST}"
+    return None
+
+
+def check_file(data_dir: str | Path, path: str | Path) -> str | None:
+    """`check` for one file under `data_dir`: its problem, or None."""
+    root = Path(data_dir)
+    manifest = pd.read_csv(root / MANIFEST, dtype=str, keep_default_na=False)
+    rel = Path(path).relative_to(root).as_posix()
+    rows = manifest[manifest["path"] == rel].to_dict("records")
+    return entry_problem(Path(path), rel, rows[0] if rows else None)
 
 
 def update(data_dir: str | Path, prefix: str, source: str, licence: str, citation: str) -> None:

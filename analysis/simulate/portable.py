@@ -100,7 +100,7 @@ class _PortableNumpy:
 
 @contextlib.contextmanager
 def portable_hyperplane() -> Iterator[None]:
-    """Let pymoo's NSGA-III normalisation solve and check its hyperplane exactly while active."""
+    """Let pymoo's NSGA-III normalisation solve and check its hyperplane in a fixed float order while active."""
     from pymoo.algorithms.moo import nsga3
 
     original = nsga3.np

@@ -56,20 +56,13 @@ def compute(n_obj: int, n_points: int) -> np.ndarray:
 
 
 def _check_manifest(path: Path) -> None:
-    """The shipped file must be the one data/MANIFEST.csv lists (sha256 and size)."""
-    from analysis.io import sha256
+    """The shipped file must be the one data/MANIFEST.csv lists (sha256, size, provenance)."""
+    from analysis.manifest import check_file
 
-    manifest = DATA_DIR / "MANIFEST.csv"
-    rel = path.relative_to(DATA_DIR).as_posix()
-    import csv
-
-    with open(manifest, newline="") as fh:
-        rows = {row["path"]: row for row in csv.DictReader(fh)}
-    if rel not in rows:
-        raise InputError(manifest, f"no entry for {rel}", field="path")
-    if rows[rel]["sha256"] != sha256(path):
-        raise InputError(path, f"sha256 differs from {manifest}'s entry: the reference directions were "
-                               "changed; regenerate them with `python -m analysis.cli refdirs`", field="sha256")
+    problem = check_file(DATA_DIR, path)
+    if problem:
+        raise InputError(path, f"{problem}: the reference directions were changed; regenerate them with "
+                               "`python -m analysis.cli refdirs`", field="sha256")
 
 
 @functools.lru_cache(maxsize=4)
