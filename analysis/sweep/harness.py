@@ -120,7 +120,7 @@ def compile_cpu(kernel: str, params: Mapping[str, Any]) -> Path:
         raise SpecError(source, "missing (every kernel folder has kernel.cpp)")
     cmd_tail = [*cxx_flags(), *define_flags(params), "-fPIC", "-shared"]
     h = hashlib.sha256()
-    for f in (source, *sorted(COMMON_DIR.glob("*.h"))):
+    for f in (source, *sorted(source.parent.glob("*.h")), *sorted(COMMON_DIR.glob("*.h"))):
         h.update(f.read_bytes())
     h.update(" ".join(cmd_tail).encode())
     lib = _build_dir() / f"{kernel}-{h.hexdigest()[:20]}.so"
@@ -239,13 +239,14 @@ def covering_sample(kernel: str, target: str) -> list[dict[str, Any]]:
 def all_double_config(kernel: str, target: str) -> dict[str, Any]:
     """The first valid configuration (Kernel Tuner order) with every precision parameter double.
 
-    Parameters named in the spec's optional `reference_params` (e.g. enough series terms)
+    The execution policy, if the kernel has one, is 0 (accurate). Parameters named in the
+    spec's optional `reference_params` (e.g. enough series terms)
     take the values given there: that configuration must reproduce the float64 reference.
     """
     spec = load_spec(kernel)
     fixed = {p: v for p, v in spec.reference_params.items() if p in spec.tune_params(target)}
     for c in spec.valid_configs(target):
-        if all(c[p] == "double" for p in spec.precision) and all(c[p] == v for p, v in fixed.items()):
+        if all(c[p] == spec.reference_value(p) for p in spec.precision) and all(c[p] == v for p, v in fixed.items()):
             return c
     raise SpecError(spec.path, f"no valid configuration has every precision parameter 'double' and {fixed}",
                     field=f"targets.{target}.constraints")

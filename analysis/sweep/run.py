@@ -251,7 +251,8 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
     else:
         source, name = str(spec.folder / "kernel.cu"), spec.function
         t = spec.target("cuda")
-        opts.update(lang="CUDA", compiler_options=["-std=c++17", f"-I{harness.COMMON_DIR}"], **t.grid_div)
+        opts.update(lang="CUDA", compiler_options=["-std=c++17", f"-I{harness.COMMON_DIR}", f"-I{spec.folder}"],
+                    **t.grid_div)
         if t.block_size_names:
             opts["block_size_names"] = list(t.block_size_names)
     with cachefile.atomic_rewrites(), warnings.catch_warnings(), kernel_tuner_scratch(cache):

@@ -31,8 +31,15 @@ TARGETS = ("cpu", "cuda")
 REQUIRED_SIZES = ("tiny", "cpu", "gpu")
 ROLES = ("input", "output", "scalar")
 TOP_KEYS = ("name", "title", "summary", "function", "seed", "sizes", "arguments", "precision", "error_note",
-            "memory", "targets")
-OPTIONAL_KEYS = ("reference_params",)
+            "memory", "tolerance", "targets")
+OPTIONAL_KEYS = ("reference_params", "paper")
+# The execution-policy precision parameter (seed 002 §IV): 0 accurate, 1 fast, 2 approx
+# (workflow/kernels/common/precision.h); its reference value is 0, a type's is double.
+POLICY = "exec_policy"
+POLICIES = (0, 1, 2)
+# seed 002 Table II, per kernel (the spec's optional `paper` mapping)
+PAPER_KEYS = ("precision_params", "precision_combinations", "optimisation_params", "optimisation_combinations",
+              "configurations")
 TARGET_KEYS = {
     "cpu": {"required": ("tune_params", "constraints"), "optional": ()},
     "cuda": {"required": ("tune_params", "constraints", "problem_size"),
@@ -84,17 +91,32 @@ class KernelSpec:
     seed: int
     sizes: dict[str, dict[str, int]]
     arguments: tuple[Argument, ...]
-    precision: dict[str, list[str]]
+    precision: dict[str, list]  # type parameters (lists of types) and, optionally, exec_policy (integers)
     error_note: str
     memory: str
     targets: dict[str, Target]
     path: Path
     reference_params: dict[str, Any] = field(default_factory=dict)
+    tolerance: float = 0.0  # the correctness gate: worst error metric of the reference configuration
+    paper: dict[str, int] = field(default_factory=dict)  # seed 002 Table II counts
 
     @property
     def folder(self) -> Path:
         """The kernel's folder."""
         return self.path.parent
+
+    def reference_value(self, param: str) -> Any:
+        """The value of a precision parameter in the reference configuration: double, or policy 0."""
+        return 0 if param == POLICY else "double"
+
+    def precision_combinations(self, target: str) -> int:
+        """Distinct precision settings among the valid configurations of `target`."""
+        return len({tuple(c[p] for p in self.precision) for c in self.valid_configs(target)})
+
+    def optimisation_combinations(self, target: str) -> int:
+        """Distinct settings of the optimisation (non-precision) parameters among the valid configurations."""
+        own = list(self.target(target).own_params)
+        return len({tuple(c[p] for p in own) for c in self.valid_configs(target)})
 
     def tune_params(self, target: str) -> dict[str, list]:
         """Every tunable parameter of `target`: its own parameters, then the precision parameters."""
@@ -220,6 +242,13 @@ def parse_spec(doc: Any, path: Path) -> KernelSpec:
                 raise expr.ExpressionError(f"'{memory}' gives {value!r}, not a positive number")
     except expr.ExpressionError as exc:
         raise SpecError(path, str(exc), field="memory") from None
+    tolerance = doc["tolerance"]
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance < 1:
+        raise SpecError(path, f"must be a number in (0, 1), not {tolerance!r}", field="tolerance")
+    paper = doc.get("paper", {})
+    if "paper" in doc and not isinstance(paper, dict) or set(paper) not in (set(), set(PAPER_KEYS)) or not all(
+            isinstance(paper[k], int) and not isinstance(paper[k], bool) and paper[k] > 0 for k in PAPER_KEYS):
+        raise SpecError(path, f"must map each of {', '.join(PAPER_KEYS)} to a positive integer", field="paper")
     reference_params = doc.get("reference_params") or {}
     if not isinstance(reference_params, dict):
         raise SpecError(path, "must be a mapping of parameter -> value", field="reference_params")
@@ -230,7 +259,7 @@ def parse_spec(doc: Any, path: Path) -> KernelSpec:
         if not all(val in vals for vals in lists):
             raise SpecError(path, f"value {val!r} is not in the parameter's value list", field=f"reference_params.{p}")
     spec = KernelSpec(name, title, summary, function, seed, sizes, arguments, precision, error_note, str(memory),
-                      targets, path, dict(reference_params))
+                      targets, path, dict(reference_params), float(tolerance), dict(paper))
     for t in targets:
         if not spec.valid_configs(t):
             raise SpecError(path, "no configuration satisfies the constraints", field=f"targets.{t}.constraints")
@@ -279,7 +308,7 @@ class _Validator:
                 self.fail(f"names {sorted(values)} differ from the first size's {sorted(names)}", f"sizes.{sname}")
         return {s: {k: sizes[s][k] for k in names} for s in sizes}
 
-    def precision(self, precision: Any, size_names: list[str]) -> dict[str, list[str]]:
+    def precision(self, precision: Any, size_names: list[str]) -> dict[str, list]:
         if not isinstance(precision, dict) or not precision:
             self.fail("must be a mapping of parameter -> list of types", "precision")
         for p, values in precision.items():
@@ -289,6 +318,12 @@ class _Validator:
                 self.fail("name is also a size name", f"precision.{p}")
             if not isinstance(values, list) or not values:
                 self.fail("must be a non-empty list of types", f"precision.{p}")
+            if p == POLICY:
+                if (any(isinstance(x, bool) or x not in POLICIES for x in values) or 0 not in values
+                        or len(set(values)) != len(values)):
+                    self.fail(f"must be a list of distinct policies from {list(POLICIES)} including 0 (accurate)",
+                              f"precision.{p}")
+                continue
             for t in values:
                 if t not in FLOAT_TYPES:
                     self.fail(f"unknown type {t!r} (allowed: {', '.join(FLOAT_TYPES)})", f"precision.{p}")
@@ -318,7 +353,7 @@ class _Validator:
             seen.add(name)
             typ = a["type"]
             fixed = FLOAT_TYPES[:2] + INT_TYPES
-            if typ not in precision and typ not in fixed:
+            if typ == POLICY or (typ not in precision and typ not in fixed):
                 self.fail(f"{typ!r} is neither a precision parameter ({', '.join(precision)}) nor one of "
                           f"{', '.join(fixed)}", f"{where}.type")
             try:
