@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import os
 import signal
 import subprocess
@@ -24,10 +25,11 @@ from analysis.sweep.precision import encode
 from conftest import REPO
 
 # 12 configurations in 2 argument-type groups (T_y double / half)
-SLICE = {"kmax": [8, 24], "elems_per_iter": [1], "T_x": ["double"], "T_y": ["double", "half"],
-         "T_sum": ["double", "float"], "T_term": ["double", "float"]}
-SMALL = {"kmax": [8, 24], "elems_per_iter": [1], "T_x": ["float"], "T_y": ["half"], "T_sum": ["float"],
-         "T_term": ["float", "half"]}
+SLICE = {"threads": [1], "elems_per_iter": [1, 4], "T_x": ["double"], "T_q": ["double", "float"],
+         "T_term": ["double", "float"], "T_sum": ["double"], "T_y": ["double", "half"]}
+# 4 configurations in 2 argument-type groups (T_y half / float)
+SMALL = {"threads": [1], "elems_per_iter": [1], "T_x": ["float"], "T_q": ["half"], "T_term": ["float", "half"],
+         "T_sum": ["float"], "T_y": ["float", "half"]}
 
 
 def entry_lines(path: Path) -> list[str]:
@@ -84,7 +86,7 @@ def test_killed_sweep_resumes_without_losing_or_remeasuring(tmp_path):
     proc.wait()
     # as if the kill had also cut a write short
     with open(cache, "a") as fh:
-        fh.write('\n"24,4,double,half,float,float": {"kmax": 24, "elems_per')
+        fh.write('\n"1,4,double,float,float,double,half": {"threads": 1, "elems_per')
     before = cachefile.read(cachefile.repair(cache) and cache)["cache"]
     assert 3 <= len(before) < 12
     out = subprocess.run(shard_cmd(cache, prov, SLICE), cwd=tmp_path, capture_output=True, text=True, timeout=300)
@@ -99,8 +101,8 @@ def test_killed_sweep_resumes_without_losing_or_remeasuring(tmp_path):
     for entry in after.values():
         assert entry["time"] > 0 and entry["memory"] == 2048 * (8 + (8 if entry["T_y"] == "double" else 2))
         assert all(np.isfinite(entry[m]) for m in ("mre", "nrmse", "nmae"))
-    exact = after["24,1,double,double,double,double"]
-    assert exact["mre"] < 1e-15 and after["8,1,double,double,double,double"]["mre"] > 1e-4
+    exact = after["1,1,double,double,double,double,double"]
+    assert exact["mre"] < 1e-15 and after["1,1,double,double,double,double,half"]["mre"] > 1e-5
 
 
 def test_shards_merge_to_the_unsharded_set_and_import_as_a_space(tmp_path):
@@ -143,7 +145,7 @@ def test_shard_refuses_a_cache_of_another_shard(tmp_path):
     with pytest.raises(run.SweepError, match="outside shard"):
         run.sweep_shard("bessel", "cpu", "tiny", cache, shard=(1, 3), iterations=1, tune_params=SMALL)
     with pytest.raises(run.SweepError, match="sub-list"):
-        run.resolve_tune_params(harness.load_spec("bessel"), "cpu", {"kmax": [9]})
+        run.resolve_tune_params(harness.load_spec("bessel"), "cpu", {"elems_per_iter": [3]})
     with pytest.raises(run.SweepError, match="i/n"):
         run.parse_shard("1-3")
 
@@ -189,7 +191,7 @@ def test_cuda_arguments_and_observer_without_a_gpu():
     c_obs = run.make_error_observer(["bfloat16"], "mre")
     c_obs.process_output([ref], [encode(ref, "bfloat16", for_c=True)])
     assert 1e-4 < c_obs.get_results()["mre"] < 4e-3
-    defines = harness.cuda_defines(spec, {"block_size_x": 128, "elems_per_thread": 4, "kmax": 8, "T_x": "half",
+    defines = harness.cuda_defines(spec, {"block_size_x": 128, "elems_per_thread": 4, "T_x": "half", "T_q": "half",
                                           "T_y": "half", "T_sum": "half", "T_term": "half"})
     assert defines["grid_size_x"] == 16777216 // 512 and defines["block_size_y"] == 1
 
@@ -204,7 +206,7 @@ def _config(tmp_path, sweeps):
 @pytest.mark.parametrize("sweep,field,words", [
     ({"kernel": "nosuch", "target": "cpu", "device": "h"}, "sweeps[0].kernel", "unknown kernel"),
     ({"kernel": "bessel", "target": "cpu", "device": "h", "size": "huge"}, "sweeps[0].size", "unknown size"),
-    ({"kernel": "bessel", "target": "cpu", "device": "h", "tune_params": {"kmax": [3]}}, "sweeps[0].tune_params",
+    ({"kernel": "bessel", "target": "cpu", "device": "h", "tune_params": {"elems_per_iter": [3]}}, "sweeps[0].tune_params",
      "sub-list"),
     ({"kernel": "bessel", "target": "gpu", "device": "h"}, "sweeps[0].target", "is not one of"),
     ({"kernel": "bessel", "target": "cpu", "device": "A100"}, None, None),
@@ -244,9 +246,16 @@ def test_cuda_sweep_hands_kernel_tuner_the_cuda_setup(tmp_path, monkeypatch):
         calls.append((name, source, problem_size, args, params, opts))
         return [], {"device_name": "fake"}
 
+    gate = []
+
+    def fake_run_kernel(name, source, problem_size, args, params, **opts):  # the reference configuration
+        gate.append((name, params, opts))
+        return [args[0], harness.reference_outputs("bessel")["y"], args[2]]
+
     monkeypatch.setattr(kernel_tuner, "tune_kernel", fake_tune_kernel)
-    tp = {"block_size_x": [128], "elems_per_thread": [2], "kmax": [8], "T_x": ["half"], "T_y": ["bfloat16"],
-          "T_sum": ["float"], "T_term": ["float"]}
+    monkeypatch.setattr(kernel_tuner, "run_kernel", fake_run_kernel)
+    tp = {"block_size_x": [128], "elems_per_thread": [2], "T_x": ["half"], "T_q": ["float"], "T_term": ["float"],
+          "T_sum": ["float"], "T_y": ["bfloat16"]}
     with pytest.raises(run.SweepError, match="1 configuration"):  # nothing measured: the fake ran nothing
         run.sweep_shard("bessel", "cuda", "tiny", tmp_path / "c.json", tune_params=tp)
     (name, source, problem_size, args, params, opts), = calls
@@ -256,4 +265,43 @@ def test_cuda_sweep_hands_kernel_tuner_the_cuda_setup(tmp_path, monkeypatch):
     assert {type(o).__name__ for o in opts["observers"]} >= {"ErrorObserver"}
     assert opts["metrics"]["memory"]({"T_x": "half", "T_y": "bfloat16"}) == 2048 * 4
     assert args[0].param_key == "T_x" and args[1]["bfloat16"].dtype.name == "bfloat16"
-    assert opts["restrictions"][0](dict(zip(params, [128, 2, 8, "half", "bfloat16", "float", "float"])))
+    assert opts["restrictions"][0](dict(zip(params, [128, 2, "half", "float", "float", "float", "bfloat16"])))
+    # the correctness gate ran the all-double configuration first, through Kernel Tuner, with the same set-up
+    (gname, gparams, gopts), = gate
+    assert gname == "bessel_i0" and all(gparams[p] == "double" for p in ("T_x", "T_q", "T_term", "T_sum", "T_y"))
+    assert gopts["compiler_options"] == opts["compiler_options"] and gopts["lang"] == "CUDA"
+    assert {type(o).__name__ for o in opts["observers"]} >= {"NonfiniteObserver"}
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_correctness_gate_stops_a_sweep_that_misses_the_reference(tmp_path, monkeypatch, target):
+    import kernel_tuner
+
+    ref = harness.reference_outputs("bessel")["y"]
+    wrong = ref * (1 + 1e-6)
+    monkeypatch.setattr(harness, "run_cpu", lambda kernel, config, size: {"y": wrong})
+    monkeypatch.setattr(kernel_tuner, "run_kernel", lambda name, src, ps, args, params, **o: [args[0], wrong, args[2]])
+    monkeypatch.setattr(kernel_tuner, "tune_kernel", lambda *a, **k: pytest.fail("measured despite the gate"))
+    cache = tmp_path / "c.json"
+    with pytest.raises(run.SweepError) as info:
+        run.sweep_shard("bessel", target, "tiny", cache, iterations=1, tune_params=SMALL if target == "cpu" else None)
+    msg = str(info.value)
+    assert f"kernel bessel, target {target}, output 'y'" in msg and "tolerance 1e-12" in msg
+    assert re.search(r"has (mre|nrmse|nmae) [0-9.]+e-06 against", msg) and info.value.field == "tolerance"
+    assert not cache.exists()
+
+
+def test_nonfinite_outputs_are_counted_and_marked_invalid_on_import(tmp_path):
+    observer = run.make_nonfinite_observer(["half"])
+    out = encode(np.array([1.0, np.inf, 2.0, np.nan]), "half", for_c=True)
+    observer.process_output([np.ones(4)], [out])
+    assert observer.get_results() == {"nonfinite_values": 2}
+    tp = {"a": [1, 2, 3]}
+    rows = [{"a": 1, "time": 1.0, "mre": 0.1, "nonfinite_values": 0},
+            {"a": 2, "time": 1.0, "mre": float("nan"), "nonfinite_values": 3},
+            {"a": 3, "time": 2.0, "mre": 0.2}]
+    from conftest import kt_cache, write
+    space = import_space(write(tmp_path / "c.json", kt_cache(tp, rows)), kernel="k", device="d", fmt="kt_cache",
+                         objectives={"time": "time", "mre": "mre"})
+    assert space.table["status"].tolist() == ["ok", "invalid_output", "ok"]
+    assert space.meta["counts"]["failed"] == {"invalid_output": 1}

@@ -48,19 +48,25 @@ def _set(doc, dotted, value):
     ("sizes.cpu", KeyError, "sizes", "'cpu' is required"),
     ("precision.T_x", ["double", "fp16"], "precision.T_x", "unknown type"),
     ("arguments.0.role", "inout", "arguments[0].role", "must be one of"),
-    ("arguments.0.type", "T_q", "arguments[0].type", "neither"),
+    ("arguments.0.type", "T_w", "arguments[0].type", "neither"),
+    ("precision.exec_policy", [1, 2], "precision.exec_policy", "including 0"),
+    ("precision.exec_policy", [0, 3], "precision.exec_policy", "distinct policies"),
+    ("tolerance", KeyError, "tolerance", "missing"),
+    ("tolerance", 0, "tolerance", "in (0, 1)"),
+    ("paper", {"configurations": 3}, "paper", "positive integer"),
     ("arguments.0.shape", ["n + q"], "arguments[0].shape", "unknown name 'q'"),
     ("arguments.0.shape", ["__import__('os')"], "arguments[0].shape", "not allowed"),
     ("arguments.2.value", "n.real", "arguments[2].value", "not allowed"),
     ("memory", "n * bytes(T_x) + open('x')", "memory", "not allowed"),
     ("memory", "n * bytes(T_w)", "memory", "unknown"),
-    ("targets.cpu.tune_params.kmax", [], "targets.cpu.tune_params.kmax", "non-empty"),
-    ("targets.cpu.constraints", ["kmax >"], "targets.cpu.constraints[0]", "not an expression"),
-    ("targets.cpu.constraints", ["kmax > 100"], "targets.cpu.constraints", "no configuration"),
+    ("targets.cpu.tune_params.elems_per_iter", [], "targets.cpu.tune_params.elems_per_iter", "non-empty"),
+    ("targets.cpu.tune_params.exec_policy", [0], "targets.cpu.tune_params.exec_policy", "not"),
+    ("targets.cpu.constraints", ["elems_per_iter >"], "targets.cpu.constraints[0]", "not an expression"),
+    ("targets.cpu.constraints", ["elems_per_iter > 100"], "targets.cpu.constraints", "no configuration"),
     ("targets.cuda.problem_size", KeyError, "targets.cuda.problem_size", "missing"),
     ("targets.cuda.grid_div_y", "block_size_x", "targets.cuda.grid_div_y", "list"),
     ("targets.gpu", {}, "targets.gpu", "unknown key"),
-    ("reference_params", {"kmax": 25}, "reference_params.kmax", "not in"),
+    ("reference_params", {"elems_per_iter": 3}, "reference_params.elems_per_iter", "not in"),
     ("extra", 1, "extra", "unknown key"),
 ])
 def test_spec_errors_name_file_and_field(tmp_path, dotted, value, field, words):
@@ -85,15 +91,17 @@ def test_spec_not_yaml_and_missing(tmp_path):
 
 def test_bessel_spec_contents():
     spec = harness.load_spec("bessel")
-    assert list(spec.tune_params("cpu")) == ["kmax", "elems_per_iter", "T_x", "T_y", "T_sum", "T_term"]
+    assert list(spec.tune_params("cpu")) == ["threads", "elems_per_iter", "T_x", "T_q", "T_term", "T_sum", "T_y"]
     assert spec.argument_precision_params() == ["T_x", "T_y"]
-    config = {"kmax": 8, "elems_per_iter": 1, "T_x": "half", "T_y": "double", "T_sum": "float", "T_term": "float"}
+    config = {"threads": 1, "elems_per_iter": 1, "T_x": "half", "T_q": "float", "T_term": "float", "T_sum": "double",
+              "T_y": "double"}
     assert spec.memory_bytes(config, "tiny") == 2048 * (2 + 8)
     assert spec.problem_size("gpu") == [16777216]
     valid = spec.valid_configs("cpu")
-    assert len(valid) == 2 * 2 * 4 * 4 * 7
-    assert all(c["T_term"] == c["T_sum"] or (c["T_sum"], c["T_term"]) in
-               {("double", "float"), ("float", "half"), ("float", "bfloat16")} for c in valid)
+    assert len(valid) == 2 * 4 * 220 and spec.precision_combinations("cuda") == 220
+    narrower = {("double", "float"), ("double", "half"), ("double", "bfloat16"), ("float", "half"), ("float", "bfloat16")}
+    assert all(c["T_term"] == c["T_sum"] or (c["T_sum"], c["T_term"]) in narrower for c in valid)
+    assert spec.paper["precision_params"] == len(spec.precision) == 5
 
 
 def test_expressions_are_safe_and_typed():
@@ -160,18 +168,19 @@ def test_unreachable_value_is_named(tmp_path, monkeypatch):
     folder = tmp_path / "kernels" / "bessel"
     shutil.copytree(BESSEL.parent, folder)
     doc = yaml.safe_load(BESSEL.read_text())
-    doc["targets"]["cpu"]["constraints"].append("kmax == 8")
+    # a new list: the spec shares one constraint list between its targets (a YAML anchor)
+    doc["targets"]["cpu"]["constraints"] = [*doc["targets"]["cpu"]["constraints"], "elems_per_iter == 1"]
     (folder / "spec.yaml").write_text(yaml.safe_dump(doc))
     monkeypatch.setattr(harness, "kernel_dir", lambda k: tmp_path / "kernels" / k)
     monkeypatch.setattr(harness, "load_spec", lambda k: load_spec(tmp_path / "kernels" / k / "spec.yaml"))
     with pytest.raises(SpecError) as info:
         harness.covering_sample("bessel", "cpu")
-    assert info.value.field == "targets.cpu.tune_params.kmax"
+    assert info.value.field == "targets.cpu.tune_params.elems_per_iter"
 
 
 def test_run_cpu_reports_compiler_errors_and_missing_parameters():
     with pytest.raises(ValueError, match="lacks parameters"):
-        harness.run_cpu("bessel", {"kmax": 8})
+        harness.run_cpu("bessel", {"elems_per_iter": 8})
     bad = harness.all_double_config("bessel", "cpu") | {"T_sum": "no_such_type"}
     with pytest.raises(RuntimeError, match="g\\+\\+ failed"):
         harness.run_cpu("bessel", bad)

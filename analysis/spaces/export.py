@@ -6,9 +6,11 @@ import math
 from typing import Any
 
 from analysis.objectives import EVALUATION_TIME_COLUMNS
-from analysis.spaces.space import KT_ERRORS, STATUS_OK, Space, plain
+from analysis.spaces.space import KT_ERRORS, STATUS_INVALID_OUTPUT, STATUS_OK, Space, plain
 
 _STATUS_TO_KT = {status: marker for marker, status in KT_ERRORS.items() if status is not None}
+# a tuner meets a configuration with NaN/inf output as one that failed when run
+_STATUS_TO_KT[STATUS_INVALID_OUTPUT] = "RuntimeFailedConfig"
 
 
 def to_kt_cache(space: Space) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from analysis.io import sha256
 from analysis.objectives import EVALUATION_TIME_COLUMNS, OBJECTIVES, Objective, custom_objective, objective
 from analysis.spaces.definition import Definition, read_definition
 from analysis.spaces.jsonfile import read_json, require
-from analysis.spaces.space import KT_ERRORS, STATUS_OK, Record, Space, build
+from analysis.spaces.space import (KT_ERRORS, NONFINITE_FIELD, STATUS_INVALID_OUTPUT, STATUS_OK, Record, Space,
+                                   build)
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +161,8 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
             objs: dict[str, float] = {}
         else:
             status = STATUS_OK
+            if NONFINITE_FIELD in entry and _number(entry[NONFINITE_FIELD], path, key, NONFINITE_FIELD) > 0:
+                status = STATUS_INVALID_OUTPUT  # ran, but its output holds NaN or infinity
             objs = {}
             for fld, spec in fields.items():
                 if fld not in entry:

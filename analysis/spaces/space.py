@@ -27,6 +27,11 @@ KT_ERRORS: dict[str, str | None] = {
     "ErrorConfig": "error",
     "InvalidConfig": None,
 }
+# A configuration that ran but whose output holds NaN or infinity (a sweep's `nonfinite_values`
+# field > 0): excluded from every objective set, as seed 002 §IV excludes invalid outputs.
+STATUS_INVALID_OUTPUT = "invalid_output"
+# the field of a sweep's cache entries that counts the non-finite output values
+NONFINITE_FIELD = "nonfinite_values"
 FORMAT_VERSION = 1
 
 

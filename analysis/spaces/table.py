@@ -20,6 +20,7 @@ COLUMN_DOCS = {
     "missing": "configurations satisfying the constraints that the source lacks",
     "failed_compile": "configurations that failed to compile",
     "failed_runtime": "configurations that failed at run time",
+    "invalid_output": "configurations that ran but whose output holds NaN or infinity (excluded, seed 002 §IV)",
     "removed": "entries removed on import (with reasons in the space's metadata)",
     "Z_<set>": "|Z|: distinct objective vectors on the true Pareto front of that objective set",
     "excluded_<set>": "configurations excluded from that objective set (failed or non-finite)",
@@ -46,6 +47,7 @@ def space_row(meta: dict[str, Any], fronts: dict[str, Any]) -> dict[str, Any]:
         "missing": counts["missing"],
         "failed_compile": failed.pop("compile", 0),
         "failed_runtime": failed.pop("runtime", 0),
+        "invalid_output": failed.pop("invalid_output", 0),
         "failed_other": sum(failed.values()),
         "removed": sum(counts["removed"].values()),
     }

@@ -46,6 +46,7 @@ from analysis.io import atomic_path, write_json, write_text
 from analysis.sweep import cachefile, harness
 from analysis.sweep.metrics import METRICS, error_metrics, worst
 from analysis.sweep.precision import decode
+from analysis.spaces.space import NONFINITE_FIELD
 from analysis.sweep.spec import KernelSpec, SpecError
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,77 @@ def make_error_observer(output_types: Sequence[str] | None, metric: str):
             self.result = worst(per_output)[metric]
 
     return ErrorObserver(metric=lambda a, b: 0.0, key=metric)
+
+
+def make_nonfinite_observer(output_types: Sequence[str] | None):
+    """An observer recording `nonfinite_values`: how many output values are NaN or infinite.
+
+    The importer marks a configuration with a positive count as `invalid_output` (kept in the
+    space and counted, excluded from every objective set, as seed 002 §IV excludes them).
+    """
+    AccuracyObserver = _kt()
+
+    class NonfiniteObserver(AccuracyObserver):
+        def process_output(self, answers, outputs):
+            count, k = 0, 0
+            for answer, output in zip(answers, outputs):
+                if answer is None:
+                    continue
+                values = decode(output, output_types[k]) if output_types else np.asarray(output).astype(np.float64)
+                k += 1
+                count += int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+            self.result = count
+
+    return NonfiniteObserver(metric=lambda a, b: 0.0, key=NONFINITE_FIELD)
+
+
+def reference_check(spec: KernelSpec, target: str, size_name: str) -> dict[str, float]:
+    """The correctness gate: run the reference configuration (every type double, policy accurate) once
+    and compare each output with the float64 reference; a SweepError names the kernel, the target, the
+    output and the error when the worst of MRE, NRMSE and NMAE exceeds the spec's `tolerance`.
+
+    Returns the worst metrics over the outputs. On cpu the port is compiled with g++ as the sweep
+    compiles it; on cuda Kernel Tuner's run_kernel runs kernel.cu on the GPU.
+    """
+    config = harness.all_double_config(spec.name, target)
+    if target == "cpu":
+        outputs = harness.run_cpu(spec.name, config, size_name)
+    else:
+        outputs = _run_cuda_once(spec, config, size_name)
+    ref = harness.reference_outputs(spec.name, size_name)
+    per_output = {}
+    for name, values in outputs.items():
+        metrics = error_metrics(values, ref[name])
+        per_output[name] = metrics
+        bad = {m: v for m, v in metrics.items() if not v <= spec.tolerance}  # NaN fails too
+        if bad:
+            m, v = max(bad.items(), key=lambda kv: (np.isnan(kv[1]), kv[1]))
+            raise SweepError(spec.path, f"correctness gate failed: kernel {spec.name}, target {target}, output "
+                                        f"'{name}' of the reference configuration {config} has {m} {v:.3e} against "
+                                        f"the float64 reference (tolerance {spec.tolerance:g}); nothing was measured",
+                             field="tolerance")
+    worst_metrics = worst(list(per_output.values()))
+    log.info("%s/%s correctness gate passed: reference configuration within %g (%s)", spec.name, target,
+             spec.tolerance, ", ".join(f"{m} {v:.2e}" for m, v in worst_metrics.items()))
+    return worst_metrics
+
+
+def _run_cuda_once(spec: KernelSpec, config: Mapping[str, Any], size_name: str) -> dict[str, np.ndarray]:
+    from kernel_tuner import run_kernel
+
+    inputs = harness.make_inputs(spec.name, size_name)
+    args = harness.kernel_arguments(spec, config, inputs, size_name, for_c=False)
+    t = spec.target("cuda")
+    opts: dict[str, Any] = dict(lang="CUDA", compiler_options=_nvcc_options(spec), **t.grid_div)
+    if t.block_size_names:
+        opts["block_size_names"] = list(t.block_size_names)
+    results = run_kernel(spec.function, str(spec.folder / "kernel.cu"), _problem_size(spec, "cuda", size_name),
+                         [a.ravel() if isinstance(a, np.ndarray) else a for a in args], dict(config), **opts)
+    return {a.name: np.asarray(r, dtype=np.float64) for a, r in zip(spec.arguments, results) if a.role == "output"}
+
+
+def _nvcc_options(spec: KernelSpec) -> list[str]:
+    return ["-std=c++17", f"-I{harness.COMMON_DIR}", f"-I{spec.folder}"]
 
 
 def resolve_tune_params(spec: KernelSpec, target: str, override: Mapping[str, list] | None) -> dict[str, list]:
@@ -156,6 +228,8 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
         raise SweepError(cache, f"holds {len(extra)} configuration(s) outside shard {shard[0]}/{shard[1]}, "
                                 f"e.g. '{sorted(extra)[0]}'", field="cache")
     log.info("%s/%s shard %d/%d: %d configurations, %d already in %s", kernel, target, *shard, len(todo), kept, cache)
+    pending = {config_key(c, names) for c in todo} - done
+    gate = reference_check(spec, target, size_name) if pending else None  # before measuring anything
     inputs = harness.make_inputs(kernel, size_name)
     ref = harness.reference_outputs(kernel, size_name)
     answer = [ref[a.name].ravel() if a.role == "output" else None for a in spec.arguments]
@@ -185,10 +259,17 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
     if missing:
         raise SweepError(cache, f"{len(missing)} configuration(s) of the shard were not measured, "
                                 f"e.g. '{sorted(missing)[0]}'", field="cache")
-    summary = {"configurations": len(todo), "resumed_with": kept, "measured_now": measured}
+    summary = {"configurations": len(todo), "resumed_with": kept, "measured_now": measured,
+               "nonfinite_configurations": sum(1 for k in (config_key(c, names) for c in todo)
+                                               if _positive(final[k].get(NONFINITE_FIELD))),
+               "correctness_gate": gate}
     if provenance is not None:
         write_json(provenance_record(kernel, target, size_name, iterations, shard, env, summary), provenance)
     return summary
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
 def _tunable_arguments(spec: KernelSpec, inputs: Mapping[str, np.ndarray], size_name: str) -> list:
@@ -211,7 +292,7 @@ def _tunable_arguments(spec: KernelSpec, inputs: Mapping[str, np.ndarray], size_
 
 
 def _observers(target: str, out_types):
-    observers = [make_error_observer(out_types, m) for m in METRICS]
+    observers = [make_error_observer(out_types, m) for m in METRICS] + [make_nonfinite_observer(out_types)]
     if target == "cuda":
         try:
             from kernel_tuner.observers.nvml import NVMLObserver
@@ -251,8 +332,7 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
     else:
         source, name = str(spec.folder / "kernel.cu"), spec.function
         t = spec.target("cuda")
-        opts.update(lang="CUDA", compiler_options=["-std=c++17", f"-I{harness.COMMON_DIR}", f"-I{spec.folder}"],
-                    **t.grid_div)
+        opts.update(lang="CUDA", compiler_options=_nvcc_options(spec), **t.grid_div)
         if t.block_size_names:
             opts["block_size_names"] = list(t.block_size_names)
     with cachefile.atomic_rewrites(), warnings.catch_warnings(), kernel_tuner_scratch(cache):

@@ -403,6 +403,9 @@ class _Validator:
                     self.fail("not an identifier", f"{where}.tune_params.{p}")
                 if p in precision or p in size_names:
                     self.fail("name is also a precision parameter or size name", f"{where}.tune_params.{p}")
+                if p == POLICY:
+                    self.fail("the execution policy is a precision parameter, not a target's: declare it under "
+                              "precision", f"{where}.tune_params.{p}")
                 if not isinstance(values, list) or not values:
                     self.fail("must be a non-empty list", f"{where}.tune_params.{p}")
                 if not all(isinstance(x, (int, float, str)) and not isinstance(x, bool) for x in values):
