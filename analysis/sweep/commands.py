@@ -34,6 +34,12 @@ def _publish(a: argparse.Namespace) -> None:
     log.info("published %s/%s into %s (MANIFEST.csv updated)", a.kernel, a.target, dest)
 
 
+def _sizes(a: argparse.Namespace) -> int:
+    from analysis.sweep import sizes
+
+    return sizes.main(a.readme, a.check)
+
+
 def add_commands(sub) -> None:
     """Register the sweep sub-commands on the CLI's sub-parser set."""
     s = sub.add_parser("sweep-shard", help="measure one shard of a kernel sweep into a Kernel Tuner cache (resumable)")
@@ -68,3 +74,9 @@ def add_commands(sub) -> None:
     s.add_argument("--provenance", required=True)
     s.add_argument("--data-dir", default="data")
     s.set_defaults(func=_publish)
+
+    s = sub.add_parser("kernel-sizes", help="write the kernels' space sizes (from their specs, next to seed 002 "
+                       "Table II) into workflow/kernels/README.md")
+    s.add_argument("--readme", default="workflow/kernels/README.md")
+    s.add_argument("--check", action="store_true", help="write nothing; exit 1 when the README differs")
+    s.set_defaults(func=_sizes)
