@@ -75,7 +75,12 @@ def test_tiny_config_runs_every_stage(tmp_path):
     assert table["failed_runtime"].tolist() == [155, 0, 0]
     # the Bessel slice was swept here, through Kernel Tuner's C backend, into a space with five objectives
     sweep = root / "results/sweeps/cpu/host-cpu/bessel"
-    assert json.loads((sweep / "provenance.json").read_text())["configurations"] == 24
+    provenance = json.loads((sweep / "provenance.json").read_text())
+    assert provenance["configurations"] == 24
+    # each shard passed the correctness gate before measuring; no output held NaN or infinity
+    assert all(s["correctness_gate"]["nrmse"] < 1e-12 and s["nonfinite_configurations"] == 0
+               for s in provenance["shards"])
+    assert table["invalid_output"].tolist() == [0, 0, 0]
     bessel = table.iloc[2]
     assert 0 < bessel["time_ms_min"] and bessel["memory_bytes_min"] == 2048 * 4 and bessel["mre_min"] < 1e-15
     assert (root / "tables/spaces.md").read_text().startswith("# Search spaces")
