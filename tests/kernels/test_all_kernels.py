@@ -118,3 +118,10 @@ def test_cuda_covering_sample_compiles(kernel):
     configs = harness.covering_sample(kernel, "cuda")
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # one nvcc call per configuration
         list(pool.map(lambda c: harness.nvcc_compile(kernel, c), configs))
+
+
+@pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH: CUDA versions not compiled")
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_cuda_reference_configuration_compiles(kernel):
+    # the configuration the correctness gate runs first on a GPU, from the same shared header as the CPU port
+    harness.nvcc_compile(kernel, harness.all_double_config(kernel, "cuda"))
