@@ -75,7 +75,7 @@ def test_float_policies(libs, f):
     assert np.array_equal(_call(libs[2], f"{f}_float", x), _call(libs[1], f"{f}_float", x))  # approx = fast
 
 
-@pytest.mark.parametrize("f", ["pexp", "plog", "psin", "pcos"])
+@pytest.mark.parametrize("f", ["pexp", "plog", "psin", "pcos", "psqrt", "prsqrt"])
 @pytest.mark.parametrize("t,ulp", [("half", 2.0 ** -10), ("bfloat16", 2.0 ** -7)])
 def test_16bit_policies(libs, f, t, ulp):
     x = _inputs(f) / (4 if f == "pexp" and t == "half" else 1)  # half overflows above e^11

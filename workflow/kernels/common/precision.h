@@ -16,13 +16,12 @@
 //               float and rounded);
 //   1 fast      float and narrower use a fast float approximation: on the GPU the
 //               hardware intrinsics (__expf, __logf, __sinf, __cosf, rsqrtf); on the CPU
-//               the short polynomials tsb_fast_* below (about 1e-7 relative, like the
-//               intrinsics for moderate arguments); double stays accurate;
+//               the short polynomials and Newton steps tsb_fast_* below (1e-7 to 5e-6
+//               relative, like the intrinsics for moderate arguments); double stays accurate;
 //   2 approx    half and bfloat16 use 16-bit approximations: on the GPU the native
 //               hexp, hlog, hsin, hcos, hsqrt, hrsqrt; on the CPU the lower-degree
-//               polynomials tsb_approx_* (about 1e-4 to 1e-3 relative, the order of a
+//               approximations tsb_approx_* (about 1e-4 to 2e-3 relative, the order of a
 //               16-bit ulp); float as in fast; double stays accurate.
-// sqrt and rsqrt are one instruction on x86-64, so on the CPU every policy uses them.
 // pacos, pasin and pabs have no fast or native 16-bit form: accurate in every policy.
 #ifndef TSB_PRECISION_H
 #define TSB_PRECISION_H
@@ -89,10 +88,23 @@ TSB_FN float tsb_approx_exp(float x) { return tsb_poly_exp(x, false); }
 TSB_FN float tsb_approx_log(float x) { return tsb_poly_log(x, false); }
 TSB_FN float tsb_approx_sin(float x) { return tsb_poly_sincos(x, false, false); }
 TSB_FN float tsb_approx_cos(float x) { return tsb_poly_sincos(x, true, false); }
-TSB_FN float tsb_fast_sqrt(float x) { return sqrtf(x); }
-TSB_FN float tsb_approx_sqrt(float x) { return sqrtf(x); }
-TSB_FN float tsb_fast_rsqrt(float x) { return 1.0f / sqrtf(x); }
-TSB_FN float tsb_approx_rsqrt(float x) { return 1.0f / sqrtf(x); }
+// 1/sqrt(x) from the bit-level first guess y0 = 0x5f375a86 - bits(x)/2 and Newton steps
+// y <- y (3/2 - x y^2 / 2): one step about 2e-3 relative (approx), two about 5e-6 (fast).
+TSB_FN float tsb_poly_rsqrt(float x, bool high) {
+    if (!(x > 0.0f) || x == HUGE_VALF) return 1.0f / sqrtf(x);  // NaN, 0, negative, inf: as libm
+    union { float f; unsigned int u; } bits;  // type punning through a union: defined in g++ and nvcc
+    bits.f = x;
+    bits.u = 0x5f375a86u - (bits.u >> 1);
+    float y = bits.f;
+    const float h = 0.5f * x;
+    y = y * (1.5f - h * y * y);
+    if (high) y = y * (1.5f - h * y * y);
+    return y;
+}
+TSB_FN float tsb_fast_rsqrt(float x) { return tsb_poly_rsqrt(x, true); }
+TSB_FN float tsb_approx_rsqrt(float x) { return tsb_poly_rsqrt(x, false); }
+TSB_FN float tsb_fast_sqrt(float x) { return x > 0.0f && x != HUGE_VALF ? x * tsb_fast_rsqrt(x) : sqrtf(x); }
+TSB_FN float tsb_approx_sqrt(float x) { return x > 0.0f && x != HUGE_VALF ? x * tsb_approx_rsqrt(x) : sqrtf(x); }
 
 TSB_FN double tsb_rsqrt(double x) { return 1.0 / sqrt(x); }
 TSB_FN float tsb_rsqrtf(float x) { return 1.0f / sqrtf(x); }
