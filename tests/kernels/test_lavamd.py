@@ -68,8 +68,9 @@ def test_force_is_minus_twice_the_potential_gradient():
             assert base[i, 1 + c] == pytest.approx(-2.0 * grad, rel=1e-6, abs=1e-6)
 
 
-def _config(t_pos, t_q, t_acc, t_out, ipt=1, threads=1):
-    return {"threads": threads, "ipt": ipt, "T_pos": t_pos, "T_q": t_q, "T_acc": t_acc, "T_out": t_out}
+def _config(t_pos, t_q, t_acc, t_out, ipt=1, threads=1, exec_policy=0):
+    return {"threads": threads, "ipt": ipt, "T_pos": t_pos, "T_q": t_q, "T_acc": t_acc, "T_out": t_out,
+            "exec_policy": exec_policy}
 
 
 @pytest.mark.parametrize("ipt", [1, 4])  # ppb = 6 at the tiny size: ipt 4 exercises the padded pass
@@ -77,6 +78,8 @@ def test_cpu_all_double_matches_reference(ipt):
     ref = harness.reference_outputs(K, "tiny")["fv"]
     out = harness.run_cpu(K, _config("double", "double", "double", "double", ipt=ipt, threads=2), "tiny")["fv"]
     assert np.max(np.abs(out - ref)) <= 1e-12 * np.max(np.abs(ref))
+    spec = harness.load_spec(K)
+    assert max(harness.error_metrics(out, ref).values()) <= spec.tolerance
 
 
 def test_cpu_precisions_give_ordered_plausible_errors():
@@ -96,6 +99,34 @@ def test_cpu_precisions_give_ordered_plausible_errors():
     assert half < bf16 < 0.5
     # 16-bit particle data with a double accumulator sits between float and all-half
     assert single < half_pos_only < half
+    # positions and charges are separate knobs: 16-bit charges alone (relative error
+    # 2^-11 per term, no cancellation) cost less than 16-bit positions, whose absolute
+    # rounding of coordinates up to nb is amplified in the force differences
+    half_q_only = nmae("double", "half", "double", "double")
+    assert single < half_q_only < half_pos_only
+
+
+def test_cpu_exec_policy_changes_only_float_and_16_bit_exponentials():
+    ref = harness.reference_outputs(K, "tiny")["fv"]
+
+    def run(*types, policy):
+        out = harness.run_cpu(K, _config(*types, ipt=2, exec_policy=policy), "tiny")["fv"]
+        assert np.all(np.isfinite(out)), (types, policy)
+        return out
+
+    double = [run("double", "double", "double", "double", policy=p) for p in (0, 1, 2)]
+    assert np.array_equal(double[0], double[1]) and np.array_equal(double[0], double[2])
+    single = [run("float", "float", "float", "float", policy=p) for p in (0, 1, 2)]
+    assert not np.array_equal(single[0], single[1])
+    assert np.array_equal(single[1], single[2])  # float has no approx form of its own
+    e0, e1 = (harness.error_metrics(o, ref)["nmae"] for o in single[:2])
+    assert e1 < 1e-5 and e0 < 1e-5  # the fast exponential is about as accurate as float itself
+    half = [run("float", "float", "half", "half", policy=p) for p in (0, 1, 2)]
+    assert not np.array_equal(half[1], half[2])
+    errors = [harness.error_metrics(o, ref)["nmae"] for o in half]
+    assert max(errors) < 1e-1
+    # the 16-bit approximate exponential (about 1e-3 relative) adds error to an all-half sum
+    assert errors[2] > 0.5 * errors[0]
 
 
 @pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH")
