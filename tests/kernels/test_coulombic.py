@@ -11,15 +11,21 @@ from scipy.spatial.distance import cdist
 from analysis.sweep import harness
 
 K = "coulombic"
-DOUBLE = {"T_pos": "double", "T_q": "double", "T_acc": "double", "T_pot": "double"}
+DOUBLE = {"T_pos": "double", "T_q": "double", "T_pot": "double", "exec_policy": 0}
 
 
 def _reference_module():
     return harness.load_reference(K)
 
 
+def _run(config):
+    out = harness.run_cpu(K, {"threads": 1, "points_per_iter": 8, "exec_policy": 0, **config})["potential"]
+    assert np.all(np.isfinite(out))
+    return out
+
+
 def _errors(config):
-    out = harness.run_cpu(K, {"threads": 1, "points_per_iter": 8, **config})["potential"]
+    out = _run(config)
     assert np.all(np.isfinite(out))
     return harness.error_metrics(out, harness.reference_outputs(K)["potential"])
 
@@ -67,30 +73,43 @@ def test_cpu_all_double_matches_reference():
 
 
 def test_precision_errors_are_ordered():
-    single = _errors({"T_pos": "float", "T_q": "float", "T_acc": "float", "T_pot": "float"})
-    half = _errors({"T_pos": "half", "T_q": "half", "T_acc": "half", "T_pot": "half"})
-    bf16 = _errors({"T_pos": "bfloat16", "T_q": "bfloat16", "T_acc": "bfloat16", "T_pot": "bfloat16"})
+    single = _errors({"T_pos": "float", "T_q": "float", "T_pot": "float"})
+    half = _errors({"T_pos": "half", "T_q": "half", "T_pot": "half"})
+    bf16 = _errors({"T_pos": "bfloat16", "T_q": "bfloat16", "T_pot": "bfloat16"})
     assert 1e-8 < single["mre"] < 1e-6
     assert 1e-4 < half["mre"] < 1e-2
     assert half["mre"] < bf16["mre"] < 1e-1
 
 
-def test_sixteen_bit_accumulation_costs_more_than_sixteen_bit_storage():
-    """Summing 64 terms in FP16 loses more than storing the charges or the result in FP16."""
-    acc = _errors({**DOUBLE, "T_acc": "half", "T_pot": "half"})["mre"]
+def test_sixteen_bit_potentials_cost_more_than_sixteen_bit_charges():
+    """Summing 64 terms in FP16 (T_pot) loses more than storing the charges in FP16 (T_q) or computing 1/r in FP16."""
+    potentials = _errors({**DOUBLE, "T_pot": "half"})["mre"]
     charges = _errors({**DOUBLE, "T_q": "half"})["mre"]
-    output = _errors({**DOUBLE, "T_pot": "half"})["mre"]
-    assert charges < output < acc < 1e-2
+    positions = _errors({**DOUBLE, "T_pos": "half"})["mre"]
+    assert charges < potentials < 1e-2
+    assert positions < potentials
+    assert 1e-5 < charges and 1e-5 < positions  # each type parameter acts on its own
+
+
+def test_cpu_exec_policy_keeps_results_finite_and_equal():
+    """On the CPU every policy computes 1/r as 1/sqrt (precision.h: one instruction on x86-64): policies 1 and 2
+    give the accurate result for float and 16-bit positions; on the GPU they select rsqrtf / hrsqrt."""
+    for t in ("float", "half", "bfloat16"):
+        types = {"T_pos": t, "T_q": "float", "T_pot": "float"}
+        outs = [_run({**types, "exec_policy": p}) for p in ((0, 1) if t == "float" else (0, 1, 2))]
+        for out in outs[1:]:
+            np.testing.assert_array_equal(out, outs[0])
 
 
 def test_space_sizes():
     spec = harness.load_spec(K)
-    assert len(spec.valid_configs("cpu")) == 528
-    assert len(spec.valid_configs("cuda")) == 26136
+    assert spec.precision_combinations("cpu") == spec.precision_combinations("cuda") == 144  # Table II: 144
+    assert len(spec.valid_configs("cpu")) == 576
+    assert len(spec.valid_configs("cuda")) == 19008  # Table II: 20,736
 
 
 @pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH")
 def test_nvcc_compiles_a_mixed_configuration():
-    harness.nvcc_compile(K, {"block_size_x": 32, "block_size_y": 8, "points_per_thread": 4, "atom_unroll": 4,
-                             "exec_policy": 2, "T_pos": "half", "T_q": "bfloat16", "T_acc": "bfloat16",
-                             "T_pot": "half"})
+    for policy, t_pos in ((2, "half"), (1, "float"), (2, "bfloat16")):
+        harness.nvcc_compile(K, {"block_size_x": 32, "block_size_y": 8, "points_per_thread": 4, "atom_unroll": 8,
+                                 "exec_policy": policy, "T_pos": t_pos, "T_q": "bfloat16", "T_pot": "half"})
