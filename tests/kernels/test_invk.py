@@ -37,38 +37,83 @@ def test_targets_stay_in_16bit_range_and_away_from_singularities():
     assert theta[:, 2].min() < 0 < theta[:, 2].max()  # th3 crosses zero: NMAE, not MRE
 
 
+ALL = ("T_in", "T_wrist", "T_angle", "T_out")
+
+
+def _out(ppt=2, threads=1, exec_policy=0, size_name="tiny", **types):
+    config = {"threads": threads, "ppt": ppt, "exec_policy": exec_policy, **{p: "double" for p in ALL}, **types}
+    return harness.run_cpu(K, config, size_name)["theta"]
+
+
+def _nmae(**kw):
+    out = _out(**kw)
+    assert np.all(np.isfinite(out)), kw
+    return harness.error_metrics(out, harness.reference_outputs(K, "tiny")["theta"])["nmae"]
+
+
 @pytest.mark.parametrize("ppt", [1, 4])
 def test_cpu_all_double_matches_reference(ppt):
     ref = harness.reference_outputs(K, "tiny")["theta"]
-    config = {"threads": 2, "ppt": ppt, "T_in": "double", "T_calc": "double", "T_out": "double"}
-    out = harness.run_cpu(K, config, "tiny")["theta"]
+    out = _out(ppt=ppt, threads=2)
     assert np.max(np.abs(out - ref)) <= 1e-12 * np.max(np.abs(ref))
+    assert max(harness.error_metrics(out, ref).values()) <= harness.load_spec(K).tolerance
 
 
 def test_cpu_precisions_give_ordered_plausible_errors():
-    ref = harness.reference_outputs(K, "tiny")["theta"]
+    def same(t):
+        return _nmae(**{p: t for p in ALL})
 
-    def nmae(t_in, t_calc, t_out):
-        out = harness.run_cpu(K, {"threads": 1, "ppt": 2, "T_in": t_in, "T_calc": t_calc, "T_out": t_out},
-                              "tiny")["theta"]
-        assert np.all(np.isfinite(out)), (t_in, t_calc, t_out)
-        return harness.error_metrics(out, ref)["nmae"]
-
-    single = nmae("float", "float", "float")
-    half = nmae("half", "half", "half")
-    bf16 = nmae("bfloat16", "bfloat16", "bfloat16")
-    half_storage = nmae("half", "double", "half")
+    single, half, bf16 = same("float"), same("half"), same("bfloat16")
     assert 1e-9 < single < 1e-5
     assert 1e-4 < half < 1e-2
     assert half < bf16 < 1e-1
     # 16-bit storage with double intermediates is more accurate than 16-bit arithmetic
+    half_storage = _nmae(T_in="half", T_out="half")
     assert single < half_storage < half
+
+
+def test_wrist_and_angle_stages_each_carry_error():
+    # each stage in half alone loses accuracy, and together they lose more than either
+    wrist_and_angle = _nmae(T_wrist="half", T_angle="half")
+    angle_only = _nmae(T_angle="half")
+    float_wrist = _nmae(T_wrist="float", T_angle="half")
+    assert 1e-4 < angle_only < wrist_and_angle
+    assert angle_only <= float_wrist < wrist_and_angle
+    # the wrist stage in float under double angles stays at float's accuracy
+    assert 1e-9 < _nmae(T_wrist="float", T_angle="float") < 1e-5
+
+
+@pytest.mark.parametrize("t", ["float", "half", "bfloat16"])
+def test_exec_policy_changes_narrow_wrist_stages_and_stays_finite(t):
+    base = _out(T_wrist=t, T_angle=t, T_out=t)
+    # fast float functions change float results; in 16-bit they mostly round to the same
+    # value, so there the 16-bit approximations (policy 2) must change the result
+    changing = 1 if t == "float" else 2
+    for p in ([1] if t == "float" else [1, 2]):
+        out = _out(T_wrist=t, T_angle=t, T_out=t, exec_policy=p)
+        assert np.all(np.isfinite(out)), (t, p)
+        if p == changing:
+            assert not np.array_equal(out, base), (t, p)
+    if t != "float":  # approximations of 16-bit accuracy stay within a few times the 16-bit error
+        assert _nmae(T_wrist=t, T_angle=t, T_out=t, exec_policy=2) < 4 * _nmae(T_wrist=t, T_angle=t, T_out=t)
+    # a double wrist stage ignores the policy (and the constraints exclude it)
+    np.testing.assert_array_equal(_out(exec_policy=1), _out())
+
+
+def test_cpu_tail_and_threads_do_not_change_results():
+    ref = _out(ppt=1, threads=1, T_wrist="float", T_angle="half")
+    for ppt, threads in ((2, 2), (4, 1), (4, 2)):
+        np.testing.assert_array_equal(_out(ppt=ppt, threads=threads, T_wrist="float", T_angle="half"), ref)
 
 
 @pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH")
 @pytest.mark.parametrize("config", [
-    {"block_size_x": 1024, "ppt": 8, "exec_policy": 2, "T_in": "half", "T_calc": "bfloat16", "T_out": "half"},
-    {"block_size_x": 32, "ppt": 1, "exec_policy": 1, "T_in": "bfloat16", "T_calc": "half", "T_out": "double"},
+    {"block_size_x": 512, "ppt": 8, "exec_policy": 2, "T_in": "half", "T_wrist": "bfloat16", "T_angle": "bfloat16",
+     "T_out": "half"},
+    {"block_size_x": 32, "ppt": 1, "exec_policy": 1, "T_in": "bfloat16", "T_wrist": "float", "T_angle": "half",
+     "T_out": "double"},
+    {"block_size_x": 128, "ppt": 4, "exec_policy": 0, "T_in": "double", "T_wrist": "double", "T_angle": "double",
+     "T_out": "double"},
 ])
 def test_nvcc_compiles(config):
     harness.nvcc_compile(K, config)
