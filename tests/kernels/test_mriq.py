@@ -10,7 +10,7 @@ import pytest
 from analysis.sweep import harness
 
 KERNEL = "mriq"
-DOUBLE = {"T_k": "double", "T_x": "double", "T_c": "double", "T_q": "double"}
+DOUBLE = {"T_k": "double", "T_x": "double", "T_c": "double", "T_q": "double", "exec_policy": 0}
 
 
 def _errors(config: dict, size_name: str = "tiny") -> dict[str, float]:
@@ -78,10 +78,11 @@ def test_cpu_all_double_matches_reference(voxels_per_iter):
     ref = harness.reference_outputs(KERNEL)
     for name in ("Qr", "Qi"):
         np.testing.assert_allclose(out[name], ref[name], rtol=1e-9, atol=1e-12 * np.abs(ref[name]).max())
+        assert max(harness.error_metrics(out[name], ref[name]).values()) <= harness.load_spec(KERNEL).tolerance
 
 
 def test_cpu_precisions_give_ordered_finite_errors():
-    base = {"threads": 1, "voxels_per_iter": 2}
+    base = {"threads": 1, "voxels_per_iter": 2, "exec_policy": 0}
     single = _errors({**base, "T_k": "float", "T_x": "float", "T_c": "float", "T_q": "float"})
     half_out = _errors({**base, **DOUBLE, "T_q": "half"})
     half = _errors({**base, "T_k": "half", "T_x": "half", "T_c": "half", "T_q": "half"})
@@ -94,15 +95,52 @@ def test_cpu_precisions_give_ordered_finite_errors():
     assert 1e-5 < half_out["nmae"] < 1e-3
     assert 1e-3 < half["nmae"] < 1e-1
     assert half["nmae"] < bf16["nmae"] < 1.0
+    # the input types are separate knobs: 16-bit k-space samples alone (phases of tens of
+    # turns get their relative rounding) cost more than float; at the tiny size half holds
+    # the voxel coordinates exactly (spacing 28.75 mm), bfloat16 does not
+    half_k = _errors({**base, **DOUBLE, "T_k": "half"})
+    half_x = _errors({**base, **DOUBLE, "T_x": "half"})
+    bf16_x = _errors({**base, **DOUBLE, "T_x": "bfloat16"})
+    assert single["nmae"] < half_k["nmae"] < 1e-1
+    assert half_x["nmae"] < 1e-12
+    assert single["nmae"] < bf16_x["nmae"] < 1.0
+
+
+def test_cpu_exec_policy_changes_only_float_and_16_bit_cos_sin():
+    base = {"threads": 1, "voxels_per_iter": 2}
+
+    def run(t_c, policy):
+        out = harness.run_cpu(KERNEL, {**base, **DOUBLE, "T_c": t_c, "T_q": t_c, "exec_policy": policy}, "tiny")
+        assert all(np.all(np.isfinite(v)) for v in out.values()), (t_c, policy)
+        return out
+
+    ref = harness.reference_outputs(KERNEL, "tiny")
+
+    def nmae(out):
+        return max(harness.error_metrics(out[n], ref[n])["nmae"] for n in ref)
+
+    double = [run("double", p) for p in (0, 1, 2)]
+    assert all(np.array_equal(double[0][n], d[n]) for d in double[1:] for n in ref)
+    single = [run("float", p) for p in (0, 1, 2)]
+    assert not np.array_equal(single[0]["Qr"], single[1]["Qr"])
+    assert all(np.array_equal(single[1][n], single[2][n]) for n in ref)  # float has no approx form
+    assert nmae(single[1]) < 1e-4  # the fast polynomials are about as accurate as float itself
+    for t16 in ("half", "bfloat16"):
+        out = [run(t16, p) for p in (0, 1, 2)]
+        if t16 == "half":  # the 16-bit approximations differ (bfloat16's 8 bits may round them away)
+            assert not np.array_equal(out[0]["Qr"], out[2]["Qr"])
+        errors = [nmae(o) for o in out]
+        assert max(errors) < 1.0
+        assert errors[2] < 3 * errors[0]  # an approximate cos/sin costs little next to 16-bit phases
 
 
 @pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH: CUDA version not compiled")
 @pytest.mark.parametrize("config", [
     {"block_size_x": 128, "voxels_per_thread": 4, "k_unroll": 4, "use_shared": 1, "exec_policy": 2,
      "T_k": "half", "T_x": "bfloat16", "T_c": "half", "T_q": "half"},
-    {"block_size_x": 1024, "voxels_per_thread": 2, "k_unroll": 1, "use_shared": 0, "exec_policy": 1,
+    {"block_size_x": 512, "voxels_per_thread": 2, "k_unroll": 1, "use_shared": 0, "exec_policy": 1,
      "T_k": "double", "T_x": "float", "T_c": "bfloat16", "T_q": "bfloat16"},
-    {"block_size_x": 64, "voxels_per_thread": 8, "k_unroll": 4, "use_shared": 0, "exec_policy": 0,
+    {"block_size_x": 64, "voxels_per_thread": 4, "k_unroll": 4, "use_shared": 0, "exec_policy": 0,
      "T_k": "float", "T_x": "half", "T_c": "double", "T_q": "float"},
 ])
 def test_cuda_compiles(config):
