@@ -24,7 +24,8 @@ extern "C" void mriq(const T_k *kx, const T_k *ky, const T_k *kz, const T_k *phi
         T_c qr[voxels_per_iter], qi[voxels_per_iter];
         for (int v = 0; v < voxels_per_iter; v++)  // padded lanes repeat the last voxel
             mriq_load_voxel(x, y, z, base + v < numX ? base + v : numX - 1, v, px, py, pz, qr, qi);
-        mriq_accumulate(kx, ky, kz, phiMag, numK, px, py, pz, qr, qi);
+        mriq_accumulate(kx, ky, kz, phiMag, numK,  // every k-space sample, in order
+                        px, py, pz, qr, qi);
         for (int v = 0; v < voxels_per_iter && base + v < numX; v++) mriq_store(Qr, Qi, base + v, v, qr, qi);
     }
 }
