@@ -8,7 +8,8 @@ import pytest
 from analysis.sweep import harness
 
 K = "newton_raphson"
-DOUBLE = {"T_coef": "double", "T_x": "double", "T_early": "double", "T_late": "double"}
+ALL = ("T_coef", "T_x0", "T_early", "T_late", "T_dp", "T_root")
+DOUBLE = {p: "double" for p in ALL}
 
 
 def _errors(config):
@@ -64,9 +65,9 @@ def test_cpu_all_double_matches_reference():
 
 
 def test_precision_errors_are_ordered():
-    single = _errors({"T_coef": "float", "T_x": "float", "T_early": "float", "T_late": "float"})
-    half = _errors({"T_coef": "half", "T_x": "half", "T_early": "half", "T_late": "half"})
-    bf16 = _errors({"T_coef": "bfloat16", "T_x": "bfloat16", "T_early": "bfloat16", "T_late": "bfloat16"})
+    single = _errors({p: "float" for p in ALL})
+    half = _errors({p: "half" for p in ALL})
+    bf16 = _errors({p: "bfloat16" for p in ALL})
     assert 1e-9 < single["nrmse"] < 1e-6
     assert 1e-5 < half["nrmse"] < 1e-2
     assert half["nrmse"] < bf16["nrmse"] < 1e-1
@@ -80,13 +81,34 @@ def test_late_steps_repair_early_low_precision():
     assert 1e-5 < _errors({**DOUBLE, "T_coef": "half"})["mre"] < 1e-3
 
 
+def test_new_precision_parameters_act_as_intended():
+    """T_dp only steers convergence; T_x0 is repaired by the steps; T_root rounds the output."""
+    # a float derivative in every step: the double late steps still converge to the double root
+    assert _errors({**DOUBLE, "T_dp": "float"})["mre"] < 1e-14
+    # ... but in a float run it changes the iterates (the derivative is really evaluated in T_dp)
+    single = {p: "float" for p in ALL}
+    out_f = harness.run_cpu(K, {"threads": 1, "polys_per_iter": 8, **single})["root"]
+    out_h = harness.run_cpu(K, {"threads": 1, "polys_per_iter": 8, **single, "T_dp": "half"})["root"]
+    assert not np.array_equal(out_f, out_h)
+    # a half derivative in an all-half run stays finite
+    assert _errors({p: "half" for p in ALL})["mre"] < 1e-2
+    # start values rounded to half: Newton forgets them
+    assert _errors({**DOUBLE, "T_x0": "half"})["mre"] < 1e-14
+    # the output type rounds the root: half's relative half-ulp is 2^-11
+    e = _errors({**DOUBLE, "T_root": "half"})["mre"]
+    assert 1e-5 < e < 2.0**-11
+
+
 def test_space_sizes():
     spec = harness.load_spec(K)
-    assert len(spec.valid_configs("cpu")) == 428
-    assert len(spec.valid_configs("cuda")) == 2568
+    assert spec.precision_combinations("cpu") == spec.precision_combinations("cuda") == 533  # Table II: 468
+    assert len(spec.valid_configs("cpu")) == 4 * 533
+    assert len(spec.valid_configs("cuda")) == 12 * 533
 
 
 @pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH")
 def test_nvcc_compiles_mixed_configurations():
-    harness.nvcc_compile(K, {"block_size_x": 1024, "polys_per_thread": 8, "T_coef": "bfloat16", "T_x": "half",
-                             "T_early": "half", "T_late": "bfloat16"})
+    config = {"block_size_x": 1024, "polys_per_thread": 2, "T_coef": "bfloat16", "T_x0": "bfloat16",
+              "T_early": "bfloat16", "T_late": "float", "T_dp": "bfloat16", "T_root": "half"}
+    assert config in harness.load_spec(K).valid_configs("cuda")
+    harness.nvcc_compile(K, config)
