@@ -1,16 +1,15 @@
-// Convolution2D: out[y][x] = sum_{i,j < FW} image[y + i][x + j] * filter[i][j]
+// Convolution2D, CUDA: out[y][x] = sum_{i,j < FW} image[y + i][x + j] * filter[i][j]
 // (correlation form, "valid" over an image padded by FW - 1 = 16 pixels per dimension).
 //
 // Each thread block computes a (block_size_y * tile_size_y) x (block_size_x * tile_size_x)
 // tile of the output; each thread computes tile_size_y x tile_size_x outputs spaced
-// block_size apart (coalesced).  With use_shmem the input tile plus its halo and the
+// block_size apart (coalesced). With use_shmem the input tile plus its halo and the
 // filter are staged in shared memory (input in T_in, filter in T_filter; use_padding adds
-// one column against bank conflicts); without it, every tap is read from global memory.
-// min_blocks_per_sm is the second argument of __launch_bounds__.
-//
-// Precision parameters: T_in (image), T_filter (weights), T_acc (products and sums),
-// T_out (output image).  Every product and sum is done in T_acc.
-#include "precision.cuh"
+// one column against bank conflicts); without it, every tap is read from global memory
+// (threads whose tile crosses the image edge compute output by output at clamped
+// positions, which they do not store). min_blocks_per_sm is the second argument of
+// __launch_bounds__. The arithmetic is convolution2d.h's.
+#include "convolution2d.h"
 
 #ifndef block_size_x
 #define block_size_x 32
@@ -33,21 +32,7 @@
 #ifndef min_blocks_per_sm
 #define min_blocks_per_sm 1
 #endif
-#ifndef T_in
-#define T_in float
-#endif
-#ifndef T_filter
-#define T_filter float
-#endif
-#ifndef T_acc
-#define T_acc float
-#endif
-#ifndef T_out
-#define T_out float
-#endif
 
-#define FW 17
-#define HALO (FW - 1)
 #define OUT_TILE_W (block_size_x * tile_size_x)
 #define OUT_TILE_H (block_size_y * tile_size_y)
 #define SH_W (OUT_TILE_W + HALO + use_padding)
@@ -64,6 +49,9 @@ convolution2d(const T_in *__restrict__ image, const T_filter *__restrict__ filte
     const int in_w = w + HALO;
     const int in_h = h + HALO;
 
+    T_acc acc[tile_size_y][tile_size_x];
+    conv_clear(acc);
+
 #if use_shmem
     __shared__ T_in sh_image[SH_H][SH_W];
     __shared__ T_filter sh_filter[FW * FW];
@@ -79,43 +67,26 @@ convolution2d(const T_in *__restrict__ image, const T_filter *__restrict__ filte
         }
     }
     __syncthreads();
-#endif
-
-    T_acc acc[tile_size_y][tile_size_x];
-#pragma unroll
-    for (int yi = 0; yi < tile_size_y; yi++) {
-#pragma unroll
-        for (int xi = 0; xi < tile_size_x; xi++) {
-            acc[yi][xi] = cast<T_acc>(0);
-        }
-    }
-
-    for (int i = 0; i < FW; i++) {
-#pragma unroll
-        for (int j = 0; j < FW; j++) {
-#if use_shmem
-            const T_acc wv = cast<T_acc>(sh_filter[i * FW + j]);
+    conv_accumulate<tile_size_y, tile_size_x, block_size_y, block_size_x>(acc, &sh_image[ty][tx], SH_W, sh_filter);
 #else
-            const T_acc wv = cast<T_acc>(filter[i * FW + j]);
-#endif
+    const int last_y = y0 + ty + (tile_size_y - 1) * block_size_y;
+    const int last_x = x0 + tx + (tile_size_x - 1) * block_size_x;
+    if (last_y < h && last_x < w) {
+        conv_accumulate<tile_size_y, tile_size_x, block_size_y, block_size_x>(
+            acc, image + (size_t)(y0 + ty) * in_w + x0 + tx, in_w, filter);
+    } else {
 #pragma unroll
-            for (int yi = 0; yi < tile_size_y; yi++) {
+        for (int yi = 0; yi < tile_size_y; yi++) {
 #pragma unroll
-                for (int xi = 0; xi < tile_size_x; xi++) {
-                    const int r = ty + yi * block_size_y + i;
-                    const int c = tx + xi * block_size_x + j;
-#if use_shmem
-                    const T_in v = sh_image[r][c];
-#else
-                    const int gy = min(y0 + r, in_h - 1);
-                    const int gx = min(x0 + c, in_w - 1);
-                    const T_in v = image[(size_t)gy * in_w + gx];
-#endif
-                    acc[yi][xi] = acc[yi][xi] + cast<T_acc>(v) * wv;
-                }
+            for (int xi = 0; xi < tile_size_x; xi++) {
+                const int gy = min(y0 + ty + yi * block_size_y, h - 1);
+                const int gx = min(x0 + tx + xi * block_size_x, w - 1);
+                T_acc (&one)[1][1] = *reinterpret_cast<T_acc (*)[1][1]>(&acc[yi][xi]);
+                conv_accumulate<1, 1, 1, 1>(one, image + (size_t)gy * in_w + gx, in_w, filter);
             }
         }
     }
+#endif
 
 #pragma unroll
     for (int yi = 0; yi < tile_size_y; yi++) {
@@ -124,7 +95,7 @@ convolution2d(const T_in *__restrict__ image, const T_filter *__restrict__ filte
             const int y = y0 + ty + yi * block_size_y;
             const int x = x0 + tx + xi * block_size_x;
             if (y < h && x < w) {
-                output[(size_t)y * w + x] = cast<T_out>(acc[yi][xi]);
+                output[(size_t)y * w + x] = conv_result(acc[yi][xi]);
             }
         }
     }
