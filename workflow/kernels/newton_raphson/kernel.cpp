@@ -3,8 +3,9 @@
 //
 // coef holds the coefficients a0..a4 of n polynomials as five rows of n (structure
 // of arrays); x0 the start values; root receives the 10th Newton iterate. Each OpenMP
-// iteration handles polys_per_iter neighbouring polynomials in one SIMD loop, so their
-// independent dependency chains overlap (and double/float chains share SIMD registers).
+// iteration handles polys_per_iter neighbouring polynomials in lock step (nr_solve's lanes),
+// so their independent dependency chains overlap (and double/float chains share SIMD
+// registers).
 #include "newton_raphson.h"
 #include <omp.h>
 
@@ -22,8 +23,7 @@ extern "C" void newton_raphson(const T_coef *coef, const T_x0 *x0, T_root *root,
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (long b = 0; b < blocks; b++) {
         const long i0 = b * polys_per_iter;
-#pragma omp simd
-        for (long p = i0; p < i0 + polys_per_iter; p++) root[p] = nr_solve(a0[p], a1[p], a2[p], a3[p], a4[p], x0[p]);
+        nr_solve<polys_per_iter>(a0 + i0, a1 + i0, a2 + i0, a3 + i0, a4 + i0, x0 + i0, root + i0);
     }
-    for (long p = blocks * polys_per_iter; p < nn; p++) root[p] = nr_solve(a0[p], a1[p], a2[p], a3[p], a4[p], x0[p]);
+    for (long p = blocks * polys_per_iter; p < nn; p++) nr_solve<1>(a0 + p, a1 + p, a2 + p, a3 + p, a4 + p, x0 + p, root + p);
 }

@@ -19,10 +19,8 @@ newton_raphson(const T_coef *__restrict__ coef, const T_x0 *__restrict__ x0, T_r
     for (int k = 0; k < polys_per_thread; k++) {
         const long i = base + (long)k * block_size_x;
         if (i < n) {
-            T_coef c[5];
-#pragma unroll
-            for (int j = 0; j < 5; j++) c[j] = coef[(long)j * n + i];
-            root[i] = nr_solve(c[0], c[1], c[2], c[3], c[4], x0[i]);
+            const T_coef *c = coef + i;
+            nr_solve<1>(c, c + n, c + 2 * (long)n, c + 3 * (long)n, c + 4 * (long)n, x0 + i, root + i);
         }
     }
 }

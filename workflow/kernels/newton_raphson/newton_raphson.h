@@ -22,26 +22,48 @@ TSB_FN NrDerivative nr_derivative(T_coef a1, T_coef a2, T_coef a3, T_coef a4) {
     return d;
 }
 
-// NR_STEPS_PER_PHASE steps x <- x - p(x) / p'(x) in type T, p by Horner's rule in T.
+// One Newton step x <- x - p(x) / p'(x) in type T, p by Horner's rule in T, p' in T_dp.
 template <typename T>
-TSB_FN T nr_phase(T_coef c0, T_coef c1, T_coef c2, T_coef c3, T_coef c4, NrDerivative d, T x) {
-    const T a0 = cast<T>(c0), a1 = cast<T>(c1), a2 = cast<T>(c2), a3 = cast<T>(c3), a4 = cast<T>(c4);
-    TSB_UNROLL
-    for (int it = 0; it < NR_STEPS_PER_PHASE; it++) {
-        const T f = (((a4 * x + a3) * x + a2) * x + a1) * x + a0;
-        const T_dp v = cast<T_dp>(x);
-        const T_dp df = ((d.d3 * v + d.d2) * v + d.d1) * v + d.d0;
-        x = x - f / cast<T>(df);
-    }
-    return x;
+TSB_FN T nr_step(T a0, T a1, T a2, T a3, T a4, NrDerivative d, T x) {
+    const T f = (((a4 * x + a3) * x + a2) * x + a1) * x + a0;
+    const T_dp v = cast<T_dp>(x);
+    const T_dp df = ((d.d3 * v + d.d2) * v + d.d1) * v + d.d0;
+    return x - f / cast<T>(df);
 }
 
-// The 10th Newton iterate of a4 x^4 + a3 x^3 + a2 x^2 + a1 x + a0 from x0.
-TSB_FN T_root nr_solve(T_coef a0, T_coef a1, T_coef a2, T_coef a3, T_coef a4, T_x0 x0) {
-    const NrDerivative d = nr_derivative(a1, a2, a3, a4);
-    const T_early xe = nr_phase<T_early>(a0, a1, a2, a3, a4, d, cast<T_early>(x0));
-    const T_late xl = nr_phase<T_late>(a0, a1, a2, a3, a4, d, cast<T_late>(xe));
-    return cast<T_root>(xl);
+// The 10th Newton iterate of a4 x^4 + a3 x^3 + a2 x^2 + a1 x + a0 from x0, for P
+// neighbouring polynomials (a0[p] .. a4[p], x0[p], root[p], p < P) in lock step: steps 1-5
+// in T_early, steps 6-10 in T_late, each step over all P lanes, so that P independent
+// dependency chains overlap (the CPU's interleaving and SIMD; the GPU calls it with P = 1).
+template <int P>
+TSB_FN void nr_solve(const T_coef *c0, const T_coef *c1, const T_coef *c2, const T_coef *c3,
+                     const T_coef *c4, const T_x0 *x0, T_root *root) {
+    NrDerivative d[P];
+    T_early xe[P];
+    T_late xl[P];
+    TSB_UNROLL
+    for (int p = 0; p < P; p++) {
+        d[p] = nr_derivative(c1[p], c2[p], c3[p], c4[p]);
+        xe[p] = cast<T_early>(x0[p]);
+    }
+    for (int it = 0; it < NR_STEPS_PER_PHASE; it++) {
+        TSB_UNROLL
+        for (int p = 0; p < P; p++) {
+            xe[p] = nr_step(cast<T_early>(c0[p]), cast<T_early>(c1[p]), cast<T_early>(c2[p]),
+                            cast<T_early>(c3[p]), cast<T_early>(c4[p]), d[p], xe[p]);
+        }
+    }
+    TSB_UNROLL
+    for (int p = 0; p < P; p++) xl[p] = cast<T_late>(xe[p]);
+    for (int it = 0; it < NR_STEPS_PER_PHASE; it++) {
+        TSB_UNROLL
+        for (int p = 0; p < P; p++) {
+            xl[p] = nr_step(cast<T_late>(c0[p]), cast<T_late>(c1[p]), cast<T_late>(c2[p]),
+                            cast<T_late>(c3[p]), cast<T_late>(c4[p]), d[p], xl[p]);
+        }
+    }
+    TSB_UNROLL
+    for (int p = 0; p < P; p++) root[p] = cast<T_root>(xl[p]);
 }
 
 #endif
