@@ -78,15 +78,14 @@ def test_cpu_all_double_matches_reference(voxels_per_iter):
     ref = harness.reference_outputs(KERNEL)
     for name in ("Qr", "Qi"):
         np.testing.assert_allclose(out[name], ref[name], rtol=1e-9, atol=1e-12 * np.abs(ref[name]).max())
-        assert max(harness.error_metrics(out[name], ref[name]).values()) <= harness.load_spec(KERNEL).tolerance
 
 
 def test_cpu_precisions_give_ordered_finite_errors():
-    base = {"threads": 1, "voxels_per_iter": 2, "exec_policy": 0}
-    single = _errors({**base, "T_k": "float", "T_x": "float", "T_c": "float", "T_q": "float"})
+    base = {"threads": 1, "voxels_per_iter": 2}
+    single = _errors({**base, "T_k": "float", "T_x": "float", "T_c": "float", "T_q": "float", "exec_policy": 0})
     half_out = _errors({**base, **DOUBLE, "T_q": "half"})
-    half = _errors({**base, "T_k": "half", "T_x": "half", "T_c": "half", "T_q": "half"})
-    bf16 = _errors({**base, "T_k": "bfloat16", "T_x": "bfloat16", "T_c": "bfloat16", "T_q": "bfloat16"})
+    half = _errors({**base, "T_k": "half", "T_x": "half", "T_c": "half", "T_q": "half", "exec_policy": 0})
+    bf16 = _errors({**base, "T_k": "bfloat16", "T_x": "bfloat16", "T_c": "bfloat16", "T_q": "bfloat16", "exec_policy": 0})
     for e in (single, half_out, half, bf16):
         assert all(np.isfinite(v) for v in e.values())
     # NMAE (the meaningful metric): float ~3e-6, half output ~2e-4, all-half ~2e-2 (48-turn
@@ -95,52 +94,54 @@ def test_cpu_precisions_give_ordered_finite_errors():
     assert 1e-5 < half_out["nmae"] < 1e-3
     assert 1e-3 < half["nmae"] < 1e-1
     assert half["nmae"] < bf16["nmae"] < 1.0
-    # the input types are separate knobs: 16-bit k-space samples alone (phases of tens of
-    # turns get their relative rounding) cost more than float; at the tiny size half holds
-    # the voxel coordinates exactly (spacing 28.75 mm), bfloat16 does not
-    half_k = _errors({**base, **DOUBLE, "T_k": "half"})
-    half_x = _errors({**base, **DOUBLE, "T_x": "half"})
-    bf16_x = _errors({**base, **DOUBLE, "T_x": "bfloat16"})
-    assert single["nmae"] < half_k["nmae"] < 1e-1
-    assert half_x["nmae"] < 1e-12
-    assert single["nmae"] < bf16_x["nmae"] < 1.0
 
 
-def test_cpu_exec_policy_changes_only_float_and_16_bit_cos_sin():
+def test_each_type_parameter_has_its_own_effect():
+    """Narrowing one of T_k, T_x, T_c, T_q alone (the others double) raises the error, float < half < bfloat16."""
     base = {"threads": 1, "voxels_per_iter": 2}
+    exact = _errors({**base, **DOUBLE}, "cpu")["nmae"]
+    for name in ("T_k", "T_x", "T_c", "T_q"):
+        e = [_errors({**base, **DOUBLE, name: t}, "cpu")["nmae"] for t in ("float", "half", "bfloat16")]
+        assert exact < 1e-12 < e[0] < e[1] < e[2] < 1.0, (name, e)
 
-    def run(t_c, policy):
-        out = harness.run_cpu(KERNEL, {**base, **DOUBLE, "T_c": t_c, "T_q": t_c, "exec_policy": policy}, "tiny")
-        assert all(np.all(np.isfinite(v)) for v in out.values()), (t_c, policy)
-        return out
 
-    ref = harness.reference_outputs(KERNEL, "tiny")
+@pytest.mark.parametrize("t_c", ["float", "half", "bfloat16"])
+def test_execution_policy_changes_cos_sin_and_stays_finite(t_c):
+    """fast changes float results, approx changes 16-bit ones (fast float cos/sin rounded to 16 bits are
+    mostly the accurate ones); all finite."""
+    base = {"threads": 1, "voxels_per_iter": 2, **DOUBLE, "T_c": t_c}
+    ref = harness.reference_outputs(KERNEL, "cpu")
+    outs = [harness.run_cpu(KERNEL, {**base, "exec_policy": p}, "cpu") for p in (0, 1, 2)]
+    for out in outs:
+        assert all(np.all(np.isfinite(out[n])) for n in ref)
+    if t_c == "float":  # approx is fast for float
+        assert any(np.any(outs[1][n] != outs[0][n]) for n in ref)
+        assert all(np.array_equal(outs[2][n], outs[1][n]) for n in ref)
+    elif t_c == "half":
+        assert any(np.any(outs[2][n] != outs[0][n]) for n in ref)
+    # bfloat16: the 16-bit approximations (about 3e-4 off) rarely cross a bfloat16 rounding
+    # boundary (ulp 2^-8), and a changed term is absorbed by the coarser bfloat16 sum, so Q may
+    # not change at all; precision.h's own tests check the bfloat16 approximations
+    errs = [harness.worst([harness.error_metrics(o[n], ref[n]) for n in ref])["nmae"] for o in outs]
+    # the policies cost accuracy of their own order at most: fast ~1e-7 relative, approx ~1e-3
+    assert errs[1] < 10 * errs[0] + 1e-5 and errs[2] < 10 * errs[0] + 1e-2, errs
 
-    def nmae(out):
-        return max(harness.error_metrics(out[n], ref[n])["nmae"] for n in ref)
 
-    double = [run("double", p) for p in (0, 1, 2)]
-    assert all(np.array_equal(double[0][n], d[n]) for d in double[1:] for n in ref)
-    single = [run("float", p) for p in (0, 1, 2)]
-    assert not np.array_equal(single[0]["Qr"], single[1]["Qr"])
-    assert all(np.array_equal(single[1][n], single[2][n]) for n in ref)  # float has no approx form
-    assert nmae(single[1]) < 1e-4  # the fast polynomials are about as accurate as float itself
-    for t16 in ("half", "bfloat16"):
-        out = [run(t16, p) for p in (0, 1, 2)]
-        if t16 == "half":  # the 16-bit approximations differ (bfloat16's 8 bits may round them away)
-            assert not np.array_equal(out[0]["Qr"], out[2]["Qr"])
-        errors = [nmae(o) for o in out]
-        assert max(errors) < 1.0
-        assert errors[2] < 3 * errors[0]  # an approximate cos/sin costs little next to 16-bit phases
+def test_space_sizes():
+    spec = harness.load_spec(KERNEL)
+    assert spec.precision_combinations("cpu") == spec.precision_combinations("cuda") == 640  # Table II: 640
+    assert len(spec.valid_configs("cpu")) == 3840
+    assert 0.75 * 29_916 <= len(spec.valid_configs("cuda")) <= 1.25 * 29_916
+    assert all(c["exec_policy"] == 0 for c in spec.valid_configs("cpu") if c["T_c"] == "double")
 
 
 @pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH: CUDA version not compiled")
 @pytest.mark.parametrize("config", [
-    {"block_size_x": 128, "voxels_per_thread": 4, "k_unroll": 4, "use_shared": 1, "exec_policy": 2,
+    {"block_size_x": 128, "voxels_per_thread": 4, "use_shared": 1, "exec_policy": 2,
      "T_k": "half", "T_x": "bfloat16", "T_c": "half", "T_q": "half"},
-    {"block_size_x": 512, "voxels_per_thread": 2, "k_unroll": 1, "use_shared": 0, "exec_policy": 1,
+    {"block_size_x": 1024, "voxels_per_thread": 2, "use_shared": 0, "exec_policy": 1,
      "T_k": "double", "T_x": "float", "T_c": "bfloat16", "T_q": "bfloat16"},
-    {"block_size_x": 64, "voxels_per_thread": 4, "k_unroll": 4, "use_shared": 0, "exec_policy": 0,
+    {"block_size_x": 32, "voxels_per_thread": 8, "use_shared": 1, "exec_policy": 0,
      "T_k": "float", "T_x": "half", "T_c": "double", "T_q": "float"},
 ])
 def test_cuda_compiles(config):

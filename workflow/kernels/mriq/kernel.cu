@@ -1,27 +1,21 @@
 // MRI-Q (Q matrix of an inverse non-uniform DFT), CUDA. Modelled on Parboil's mri-q
 // ComputeQ (NCSA licence); written from scratch for the suite.
 // Tunables: block_size_x threads per block; voxels_per_thread voxels per thread,
-// block_size_x apart (coalesced); k_unroll unroll factor of the k loop; use_shared 1
-// stages block_size_x k-samples at a time in shared memory (converted to T_c), 0 reads
-// them from global memory. The arithmetic is mriq.h's.
+// block_size_x apart (coalesced); use_shared 1 stages block_size_x k-samples at a time in
+// shared memory (converted to T_c), 0 reads them from global memory (read-only,
+// __restrict__). The k loop is unrolled by 2 (fixed, as in Parboil). The
+// arithmetic is mriq.h's.
+#include "mriq.h"
+
 #ifndef block_size_x
 #define block_size_x 256
 #endif
 #ifndef voxels_per_thread
 #define voxels_per_thread 1
 #endif
-#ifndef k_unroll
-#define k_unroll 1
-#endif
 #ifndef use_shared
 #define use_shared 0
 #endif
-
-// `#pragma unroll` does not expand macros: hand the factor over as a constant
-static constexpr int mriq_k_unroll = k_unroll;
-#define MRIQ_K_UNROLL _Pragma("unroll mriq_k_unroll")
-#define MRIQ_VOXELS voxels_per_thread
-#include "mriq.h"
 
 extern "C" __global__ void __launch_bounds__(block_size_x)
 mriq(const T_k *__restrict__ kx, const T_k *__restrict__ ky, const T_k *__restrict__ kz,
@@ -33,7 +27,7 @@ mriq(const T_k *__restrict__ kx, const T_k *__restrict__ ky, const T_k *__restri
 #pragma unroll
     for (int v = 0; v < voxels_per_thread; v++) {
         const int i = base + v * block_size_x;
-        mriq_load_voxel(x, y, z, i < numX ? i : numX - 1, v, px, py, pz, qr, qi);
+        mriq_voxel(x, y, z, i < numX ? i : numX - 1, v, px, py, pz, qr, qi);
     }
 
 #if use_shared
@@ -48,19 +42,22 @@ mriq(const T_k *__restrict__ kx, const T_k *__restrict__ ky, const T_k *__restri
         }
         __syncthreads();
         const int tile = numK - k0 < block_size_x ? numK - k0 : block_size_x;
-        if (tile == block_size_x)  // constant trip count for the unroller
-            mriq_accumulate(s_kx, s_ky, s_kz, s_mag, block_size_x, px, py, pz, qr, qi);
-        else
-            mriq_accumulate(s_kx, s_ky, s_kz, s_mag, tile, px, py, pz, qr, qi);
+#pragma unroll 2
+        for (int j = 0; j < tile; j++) {
+            mriq_sample<voxels_per_thread>(s_kx, s_ky, s_kz, s_mag, j, px, py, pz, qr, qi);
+        }
         __syncthreads();
     }
 #else
-    mriq_accumulate(kx, ky, kz, phiMag, numK, px, py, pz, qr, qi);
+#pragma unroll 2
+    for (int k = 0; k < numK; k++) {
+        mriq_sample<voxels_per_thread>(kx, ky, kz, phiMag, k, px, py, pz, qr, qi);
+    }
 #endif
 
 #pragma unroll
     for (int v = 0; v < voxels_per_thread; v++) {
         const int i = base + v * block_size_x;
-        if (i < numX) mriq_store(Qr, Qi, i, v, qr, qi);
+        if (i < numX) mriq_store(qr, qi, v, Qr, Qi, i);
     }
 }
