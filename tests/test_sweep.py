@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import re
 import os
 import signal
@@ -305,3 +306,33 @@ def test_nonfinite_outputs_are_counted_and_marked_invalid_on_import(tmp_path):
                          objectives={"time": "time", "mre": "mre"})
     assert space.table["status"].tolist() == ["ok", "invalid_output", "ok"]
     assert space.meta["counts"]["failed"] == {"invalid_output": 1}
+
+
+def test_shard_logs_progress_with_rate_and_time_left(tmp_path, monkeypatch, caplog):
+    from analysis.sweep import progress
+
+    monkeypatch.setattr(progress, "INTERVAL_S", 0.0)  # a line per configuration instead of one a minute
+    cache = tmp_path / "c.json"
+    with caplog.at_level(logging.INFO, logger="analysis.sweep.progress"):
+        run.sweep_shard("bessel", "cpu", "tiny", cache, iterations=1, tune_params=SMALL)
+    lines = [r.getMessage() for r in caplog.records if r.name == "analysis.sweep.progress"]
+    assert [line.split(": ")[1].split(" ")[0] for line in lines] == ["1/4", "2/4", "3/4", "4/4"]
+    assert all(re.search(r"[0-9.]+ configurations/s, about \d+ min \d\d s left$", line) for line in lines)
+    # a resumed shard counts what its cache holds as done
+    p = progress.Progress("k/cpu shard 0/1", total=10, done=6)
+    p.tick()
+    assert p.line().startswith("k/cpu shard 0/1: 7/10 configurations (70.0 %)")
+
+
+def test_progress_is_logged_at_least_once_a_minute(monkeypatch):
+    from analysis.sweep import progress
+
+    clock = iter([0.0, 0.0, 30.0, 61.0, 62.0])  # started, last, then one reading per tick
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    p = progress.Progress("k", total=100)  # started = last = 0
+    logged = []
+    monkeypatch.setattr(progress.log, "info", lambda fmt, line: logged.append(line))
+    p.tick()  # t = 30: not yet
+    p.tick()  # t = 61: a minute has passed
+    p.tick()  # t = 62: not again
+    assert len(logged) == 1 and logged[0].startswith("k: 2/100 configurations")

@@ -43,7 +43,7 @@ import yaml
 
 from analysis.errors import InputError
 from analysis.io import atomic_path, write_json, write_text
-from analysis.sweep import cachefile, harness
+from analysis.sweep import cachefile, harness, progress
 from analysis.sweep.metrics import METRICS, error_metrics, worst
 from analysis.sweep.precision import decode
 from analysis.spaces.space import NONFINITE_FIELD
@@ -235,6 +235,7 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
     answer = [ref[a.name].ravel() if a.role == "output" else None for a in spec.arguments]
     env: dict[str, Any] = {}
     measured = 0
+    tracker = progress.Progress(f"{kernel}/{target} shard {shard[0]}/{shard[1]}", len(todo), len(todo) - len(pending))
     if target == "cpu":
         groups: "OrderedDict[tuple, list[dict]]" = OrderedDict()
         prec = spec.argument_precision_params()
@@ -248,11 +249,11 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
             args = [a.ravel() if isinstance(a, np.ndarray) else a
                     for a in harness.kernel_arguments(spec, sample, inputs, size_name, for_c=True)]
             out_types = [spec.arg_type(a, sample) for a in spec.arguments if a.role == "output"]
-            env = _tune(spec, target, size_name, cache, params, args, answer, keys, iterations, out_types)
+            env = _tune(spec, target, size_name, cache, params, args, answer, keys, iterations, out_types, tracker)
             measured += len(keys - done)
     else:
         env = _tune(spec, target, size_name, cache, params, _tunable_arguments(spec, inputs, size_name), answer,
-                    {config_key(c, names) for c in todo} - done, iterations, None) if todo else {}
+                    {config_key(c, names) for c in todo} - done, iterations, None, tracker) if todo else {}
         measured = len({config_key(c, names) for c in todo} - done)
     final = cachefile.read(cache)["cache"] if cache.exists() else {}
     missing = {config_key(c, names) for c in todo} - set(final)
@@ -304,7 +305,7 @@ def _observers(target: str, out_types):
 
 
 def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: dict, args: list, answer: list,
-          keys: set[str], iterations: int, out_types) -> dict[str, Any]:
+          keys: set[str], iterations: int, out_types, tracker: progress.Progress | None = None) -> dict[str, Any]:
     from kernel_tuner import tune_kernel
 
     names = list(params)
@@ -317,6 +318,8 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
     restriction.__code__ = restriction.__code__.replace(co_filename="<sweep restriction>")
 
     observers = _observers(target, out_types)
+    if tracker is not None:  # done / total, rate and time left, at least once a minute
+        observers.append(progress.observer(tracker))
     metrics: dict[str, Any] = {"memory": lambda p: spec.memory_bytes(p, size_name)}
     if any(type(o).__name__ == "NVMLObserver" for o in observers):
         metrics["energy"] = lambda p: p.get("nvml_energy", float("nan"))
