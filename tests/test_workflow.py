@@ -81,6 +81,8 @@ def test_tiny_config_runs_every_stage(tmp_path):
     assert all(s["correctness_gate"]["nrmse"] < 1e-12 and s["nonfinite_configurations"] == 0
                for s in provenance["shards"])
     assert table["invalid_output"].tolist() == [0, 0, 0]
+    shard_log = (root / "logs/sweeps/cpu/host-cpu/bessel/shard-0-of-2.log").read_text()
+    assert "correctness gate passed" in shard_log and re.search(r": 12/12 configurations .* left", shard_log)
     bessel = table.iloc[2]
     assert 0 < bessel["time_ms_min"] and bessel["memory_bytes_min"] == 2048 * 4 and bessel["mre_min"] < 1e-15
     assert (root / "tables/spaces.md").read_text().startswith("# Search spaces")
