@@ -31,6 +31,18 @@ TSB_FN T nr_step(T a0, T a1, T a2, T a3, T a4, NrDerivative d, T x) {
     return x - f / cast<T>(df);
 }
 
+// NR_STEPS_PER_PHASE Newton steps in type T on P lanes in lock step (x[p] in, out).
+template <typename T, int P>
+TSB_FN void nr_phase(const T_coef *c0, const T_coef *c1, const T_coef *c2, const T_coef *c3, const T_coef *c4,
+                     const NrDerivative *d, T *x) {
+    for (int it = 0; it < NR_STEPS_PER_PHASE; it++) {
+        TSB_UNROLL
+        for (int p = 0; p < P; p++) {
+            x[p] = nr_step(cast<T>(c0[p]), cast<T>(c1[p]), cast<T>(c2[p]), cast<T>(c3[p]), cast<T>(c4[p]), d[p], x[p]);
+        }
+    }
+}
+
 // The 10th Newton iterate of a4 x^4 + a3 x^3 + a2 x^2 + a1 x + a0 from x0, for P
 // neighbouring polynomials (a0[p] .. a4[p], x0[p], root[p], p < P) in lock step: steps 1-5
 // in T_early, steps 6-10 in T_late, each step over all P lanes, so that P independent
@@ -46,22 +58,10 @@ TSB_FN void nr_solve(const T_coef *c0, const T_coef *c1, const T_coef *c2, const
         d[p] = nr_derivative(c1[p], c2[p], c3[p], c4[p]);
         xe[p] = cast<T_early>(x0[p]);
     }
-    for (int it = 0; it < NR_STEPS_PER_PHASE; it++) {
-        TSB_UNROLL
-        for (int p = 0; p < P; p++) {
-            xe[p] = nr_step(cast<T_early>(c0[p]), cast<T_early>(c1[p]), cast<T_early>(c2[p]),
-                            cast<T_early>(c3[p]), cast<T_early>(c4[p]), d[p], xe[p]);
-        }
-    }
+    nr_phase<T_early, P>(c0, c1, c2, c3, c4, d, xe);
     TSB_UNROLL
     for (int p = 0; p < P; p++) xl[p] = cast<T_late>(xe[p]);
-    for (int it = 0; it < NR_STEPS_PER_PHASE; it++) {
-        TSB_UNROLL
-        for (int p = 0; p < P; p++) {
-            xl[p] = nr_step(cast<T_late>(c0[p]), cast<T_late>(c1[p]), cast<T_late>(c2[p]),
-                            cast<T_late>(c3[p]), cast<T_late>(c4[p]), d[p], xl[p]);
-        }
-    }
+    nr_phase<T_late, P>(c0, c1, c2, c3, c4, d, xl);
     TSB_UNROLL
     for (int p = 0; p < P; p++) root[p] = cast<T_root>(xl[p]);
 }
