@@ -4,12 +4,12 @@ A single-node cluster on this machine (.ci/slurm-local: Debian's slurm-wlm and m
 when missing; needs root). The test fails, never skips, when the cluster cannot start: the
 profile is only known to work where this test ran.
 
-The scenario, on one DAG: a first invocation with one `simulate` job cancelled by `scancel`
-while it runs (with `--retries 0`, so that the executor's report of the failure ends the run
-instead of a resubmission hiding it); a second invocation, as a user would type it, finishes
-the DAG. Every job of the DAG ran through Slurm and completed exactly once, the cancelled one
-aside; the first invocation's outputs were kept, not recomputed; the tables are byte-identical
-to the local run's (conftest.tiny_run).
+The scenario, on one DAG: a first invocation in which one `simulate` or `simulate_grid` job
+(the first seen running) is cancelled by `scancel` while it runs (with `--retries 0`, so that
+the executor's report of the failure ends the run instead of a resubmission hiding it); a
+second invocation, as a user would type it, finishes the DAG. Every job of the DAG ran through
+Slurm and completed exactly once, the cancelled one aside; the first invocation's outputs were
+kept, not recomputed; the tables are byte-identical to the local run's (conftest.tiny_run).
 
 The sweep of Bessel measures wall time, which no second run reproduces. So the Slurm run starts
 from the local run's shard work files: its sweep_shard jobs still run through Slurm, find every
