@@ -1,9 +1,11 @@
-"""Shared fixtures: small hand-made Kernel Tuner cache files and the repository paths."""
+"""Shared fixtures: small hand-made Kernel Tuner cache files, the repository paths, one local run of the tiny config."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +40,19 @@ def write(path: Path, doc: Any, gz: bool = False) -> Path:
 def tmp(tmp_path: Path) -> Path:
     """A fresh temporary folder."""
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory) -> Path:
+    """The folder of one local run of config/test.yaml (`snakemake --cores 2`), made once per session.
+
+    Its outputs are under `.test-output/`. test_workflow checks what it made; test_slurm runs the
+    same DAG through Slurm and compares the tables byte for byte. Tests read it, never write into
+    its `.test-output/`.
+    """
+    run = tmp_path_factory.mktemp("tiny_run")
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(run), "--cores", "2",
+           "--configfile", str(REPO / "config/test.yaml")]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return run

@@ -65,10 +65,9 @@ def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
     assert "unknown key 'objectve_sets'" in out.stdout + out.stderr
 
 
-def test_tiny_config_runs_every_stage(tmp_path):
-    out = snakemake("--cores", "2", "--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
-    assert out.returncode == 0, out.stderr[-3000:]
-    root = tmp_path / ".test-output"
+def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
+    # the run itself is the session's fixture (conftest.tiny_run), shared with test_slurm
+    root = tiny_run / ".test-output"
     table = pd.read_csv(root / "tables/spaces.csv")
     assert table["space"].tolist() == ["A100/convolution", "A100/dedispersion", "host-cpu/bessel"]
     assert table["constrained_size"].tolist() == [4362, 11130, 24]
@@ -133,7 +132,7 @@ def test_tiny_config_runs_every_stage(tmp_path):
     assert out.stdout.splitlines()[-1].startswith("A100/dedispersion: MATCH: ")
     # the HTML report gathers every table and figure marked for it, with its caption
     out = snakemake("--configfile", str(REPO / "config/test.yaml"), "--report", str(tmp_path / "report.html"),
-                    cwd=tmp_path)
+                    cwd=tiny_run)
     assert out.returncode == 0, out.stderr[-3000:]
     html = (tmp_path / "report.html").read_text()
     for name in ("spaces.csv", "hyperparameters.csv", "improvement_over_rs.csv", "constraint_aware_gains.csv",

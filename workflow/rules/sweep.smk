@@ -36,6 +36,10 @@ rule sweep_shard:
         size=lambda wc: get_sweep(wc)["size"],
         iterations=lambda wc: get_sweep(wc)["iterations"],
         tune_params=lambda wc: json_arg(get_sweep(wc)["tune_params"]),
+    # A cuda shard needs a GPU of its own on a cluster (the Slurm plugin submits it with
+    # --gpus=1; workflow/profiles/slurm); a local run does not count GPUs.
+    resources:
+        gpu=lambda wc: 1 if wc.target == "cuda" else 0,
     conda:
         ENV
     shell:
