@@ -234,8 +234,8 @@ def test_slurm_profile_names_the_executor_and_real_rules():
     profile = yaml.safe_load((REPO / "workflow/profiles/slurm/config.yaml").read_text())
     assert profile["executor"] == "slurm" and profile["retries"] >= 1
     rules = "".join(p.read_text() for p in (REPO / "workflow/rules").glob("*.smk"))
-    for rule in profile["set-resources"]:
-        assert f"rule {rule}:" in rules, rule
+    for rule in profile["set-resources"]:  # defined, or derived with `use rule ... as <rule> with:`
+        assert f"rule {rule}:" in rules or f" as {rule} with:" in rules, rule
 
 
 def test_cuda_sweep_hands_kernel_tuner_the_cuda_setup(tmp_path, monkeypatch):
