@@ -407,12 +407,12 @@ def render_doc(t: Tables) -> str:
             f"what the columns mean: [study.md](study.md).\n\n{body}\n\n{END}\n")
 
 
-def splice(text: str, block: str, where: str) -> str:
-    """`text` with the part from BEGIN to END replaced by `block`."""
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise InputError(where, f"no results markers ('{BEGIN}' ... '{END}') to write between")
-    return text[:start] + block + text[end + len(END):]
+def splice(text: str, block: str, where: str, begin: str = BEGIN, end: str = END, what: str = "results") -> str:
+    """`text` with the part from `begin` to `end` (the results markers by default) replaced by `block`."""
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        raise InputError(where, f"no {what} markers ('{begin}' ... '{end}') to write between")
+    return text[:start] + block + text[stop + len(end):]
 
 
 def expected(readme: str | Path, doc: str | Path, folder: str | Path, config: str | Path) -> Mapping[Path, str]:

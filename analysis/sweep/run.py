@@ -43,10 +43,10 @@ import yaml
 
 from analysis.errors import InputError
 from analysis.io import atomic_path, write_json, write_text
+from analysis.spaces.space import NONFINITE_FIELD
 from analysis.sweep import cachefile, harness, progress
 from analysis.sweep.metrics import METRICS, error_metrics, worst
 from analysis.sweep.precision import decode
-from analysis.spaces.space import NONFINITE_FIELD
 from analysis.sweep.spec import KernelSpec, SpecError
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,20 @@ def _kt():
     return AccuracyObserver
 
 
+def _decoded(answers, outputs, output_types: Sequence[str] | None):
+    """(reference, float64 output) of every output argument (those with an answer), in order.
+
+    With `output_types` (C backend, where 16-bit outputs come back as uint16) outputs are
+    decoded by position among the outputs, otherwise from their NumPy dtype.
+    """
+    k = 0
+    for answer, output in zip(answers, outputs):
+        if answer is None:
+            continue
+        yield answer, decode(output, output_types[k]) if output_types else np.asarray(output).astype(np.float64)
+        k += 1
+
+
 def make_error_observer(output_types: Sequence[str] | None, metric: str):
     """An AccuracyObserver recording `metric` (mre, nrmse or nmae) of the worst output.
 
@@ -75,14 +89,7 @@ def make_error_observer(output_types: Sequence[str] | None, metric: str):
 
     class ErrorObserver(AccuracyObserver):
         def process_output(self, answers, outputs):
-            per_output = []
-            k = 0
-            for answer, output in zip(answers, outputs):
-                if answer is None:
-                    continue
-                values = decode(output, output_types[k]) if output_types else np.asarray(output).astype(np.float64)
-                k += 1
-                per_output.append(error_metrics(values, answer))
+            per_output = [error_metrics(values, answer) for answer, values in _decoded(answers, outputs, output_types)]
             self.result = worst(per_output)[metric]
 
     return ErrorObserver(metric=lambda a, b: 0.0, key=metric)
@@ -98,14 +105,8 @@ def make_nonfinite_observer(output_types: Sequence[str] | None):
 
     class NonfiniteObserver(AccuracyObserver):
         def process_output(self, answers, outputs):
-            count, k = 0, 0
-            for answer, output in zip(answers, outputs):
-                if answer is None:
-                    continue
-                values = decode(output, output_types[k]) if output_types else np.asarray(output).astype(np.float64)
-                k += 1
-                count += int(np.size(values) - np.count_nonzero(np.isfinite(values)))
-            self.result = count
+            self.result = sum(int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+                              for _, values in _decoded(answers, outputs, output_types))
 
     return NonfiniteObserver(metric=lambda a, b: 0.0, key=NONFINITE_FIELD)
 
@@ -146,17 +147,19 @@ def _run_cuda_once(spec: KernelSpec, config: Mapping[str, Any], size_name: str) 
 
     inputs = harness.make_inputs(spec.name, size_name)
     args = harness.kernel_arguments(spec, config, inputs, size_name, for_c=False)
-    t = spec.target("cuda")
-    opts: dict[str, Any] = dict(lang="CUDA", compiler_options=_nvcc_options(spec), **t.grid_div)
-    if t.block_size_names:
-        opts["block_size_names"] = list(t.block_size_names)
     results = run_kernel(spec.function, str(spec.folder / "kernel.cu"), _problem_size(spec, "cuda", size_name),
-                         [a.ravel() if isinstance(a, np.ndarray) else a for a in args], dict(config), **opts)
+                         [a.ravel() if isinstance(a, np.ndarray) else a for a in args], dict(config), **_cuda_options(spec))
     return {a.name: np.asarray(r, dtype=np.float64) for a, r in zip(spec.arguments, results) if a.role == "output"}
 
 
-def _nvcc_options(spec: KernelSpec) -> list[str]:
-    return ["-std=c++17", f"-I{harness.COMMON_DIR}", f"-I{spec.folder}"]
+def _cuda_options(spec: KernelSpec) -> dict[str, Any]:
+    """Kernel Tuner options of the cuda target: language, nvcc flags, grid divisors, block size names."""
+    t = spec.target("cuda")
+    opts: dict[str, Any] = dict(lang="CUDA", compiler_options=["-std=c++17", f"-I{harness.COMMON_DIR}",
+                                                               f"-I{spec.folder}"], **t.grid_div)
+    if t.block_size_names:
+        opts["block_size_names"] = list(t.block_size_names)
+    return opts
 
 
 def resolve_tune_params(spec: KernelSpec, target: str, override: Mapping[str, list] | None) -> dict[str, list]:
@@ -334,10 +337,7 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
         opts.update(lang="C", compiler=harness.CXX, compiler_options=[*harness.cxx_flags(), f"-I{spec.folder}"])
     else:
         source, name = str(spec.folder / "kernel.cu"), spec.function
-        t = spec.target("cuda")
-        opts.update(lang="CUDA", compiler_options=_nvcc_options(spec), **t.grid_div)
-        if t.block_size_names:
-            opts["block_size_names"] = list(t.block_size_names)
+        opts.update(_cuda_options(spec))
     with cachefile.atomic_rewrites(), warnings.catch_warnings(), kernel_tuner_scratch(cache):
         # expected: encoded 16-bit arguments never match the C declarations; the C backend has no blocks
         warnings.filterwarnings("ignore", message="Argument at position", category=UserWarning)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis.errors import InputError
+from analysis import results
 from analysis.sweep.spec import KERNELS_DIR, list_kernels, load_spec
 
 BEGIN = "<!-- kernel-sizes:begin -->"
@@ -72,19 +72,11 @@ def render(table: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def splice(text: str, block: str, where: str) -> str:
-    """`text` with the part from BEGIN to END replaced by `block`."""
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise InputError(where, f"no kernel-size markers ('{BEGIN}' ... '{END}') to write between")
-    return text[:start] + block + text[end + len(END):]
-
-
 def main(readme: str | Path = README, check: bool = False) -> int:
     """Write the table into `readme` (or, with `check`, exit 1 when it differs)."""
     readme = Path(readme)
     text = readme.read_text()
-    new = splice(text, render(rows()), str(readme))
+    new = results.splice(text, render(rows()), str(readme), BEGIN, END, "kernel-size")
     if new == text:
         print(f"{readme}: up to date")
         return 0
