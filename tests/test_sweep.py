@@ -169,7 +169,8 @@ def test_kernel_tuner_temp_files_stay_in_the_results_tree(tmp_path, monkeypatch)
     monkeypatch.setattr(kt_util, "get_temp_filename", recording)
     monkeypatch.setattr(kt_compiler, "get_temp_filename", recording)
     cache = Path("../results/sweeps/shards/0-of-3.json")  # relative, as the workflow passes it
-    run.sweep_shard("bessel", "cpu", "tiny", cache, shard=(0, 3), iterations=1, tune_params=SMALL)
+    run.sweep_shard("bessel", "cpu", "tiny", cache, shard=(0, 3), iterations=1, tune_params=SMALL,
+                    compile_mode="per-configuration")  # Kernel Tuner's own compiles write temp_* files
     scratch = run.scratch_dir(cache)
     assert scratch.parent == (tmp_path / "results/sweeps/shards").resolve()
     assert made and all(p.parent == scratch for p in made)  # every temp_* file was made in the scratch folder

@@ -14,7 +14,7 @@ def _shard(a: argparse.Namespace) -> None:
 
     summary = run.sweep_shard(a.kernel, a.target, a.size, a.cache, shard=run.parse_shard(a.shard),
                               iterations=a.iterations, tune_params=json.loads(a.tune_params) or None,
-                              provenance=a.provenance)
+                              provenance=a.provenance, compile_mode=a.compile)
     log.info("sweep %s/%s shard %s: %s", a.kernel, a.target, a.shard, summary)
 
 
@@ -51,6 +51,9 @@ def add_commands(sub) -> None:
     s.add_argument("--tune-params", default="{}", help="JSON: narrowed value lists (sub-lists of the spec's)")
     s.add_argument("--cache", required=True)
     s.add_argument("--provenance", required=True)
+    s.add_argument("--compile", default="grouped", choices=["grouped", "per-configuration"],
+                   help="cpu: one library per precision combination holding its optimisation variants "
+                        "(default), or Kernel Tuner compiling every configuration on its own")
     s.set_defaults(func=_shard)
 
     s = sub.add_parser("sweep-merge", help="merge shard caches into one cache, definition and provenance")

@@ -44,7 +44,7 @@ import yaml
 from analysis.errors import InputError
 from analysis.io import atomic_path, write_json, write_text
 from analysis.spaces.space import NONFINITE_FIELD
-from analysis.sweep import cachefile, harness, progress
+from analysis.sweep import cachefile, harness, progress, variants
 from analysis.sweep.metrics import METRICS, error_metrics, worst
 from analysis.sweep.precision import decode
 from analysis.sweep.spec import KernelSpec, SpecError
@@ -79,34 +79,58 @@ def _decoded(answers, outputs, output_types: Sequence[str] | None):
         k += 1
 
 
-def make_error_observer(output_types: Sequence[str] | None, metric: str):
+class OutputMemo:
+    """The decoded error metrics and non-finite count of one kernel output, computed once.
+
+    Kernel Tuner hands the same list of outputs to every output observer of a check; the
+    first observer computes every metric and the count, the others read them. The memo keeps
+    a reference to that list, so `is` cannot match a later list at a reused address.
+    """
+
+    def __init__(self, output_types: Sequence[str] | None):
+        self.output_types = output_types
+        self.outputs: Any = None
+        self.metrics: dict[str, float] = {}
+        self.nonfinite = 0
+
+    def of(self, answers, outputs) -> "OutputMemo":
+        if self.outputs is not outputs:
+            decoded = list(_decoded(answers, outputs, self.output_types))
+            self.metrics = worst([error_metrics(values, answer) for answer, values in decoded])
+            self.nonfinite = sum(int(np.size(values) - np.count_nonzero(np.isfinite(values))) for _, values in decoded)
+            self.outputs = outputs
+        return self
+
+
+def make_error_observer(output_types: Sequence[str] | None, metric: str, memo: OutputMemo | None = None):
     """An AccuracyObserver recording `metric` (mre, nrmse or nmae) of the worst output.
 
     Outputs are decoded to float64 first: with `output_types` (C backend, where 16-bit
-    outputs come back as uint16) by position, otherwise from their NumPy dtype.
+    outputs come back as uint16) by position, otherwise from their NumPy dtype. Observers
+    sharing `memo` compute the metrics once per check.
     """
     AccuracyObserver = _kt()
+    memo = memo or OutputMemo(output_types)
 
     class ErrorObserver(AccuracyObserver):
         def process_output(self, answers, outputs):
-            per_output = [error_metrics(values, answer) for answer, values in _decoded(answers, outputs, output_types)]
-            self.result = worst(per_output)[metric]
+            self.result = memo.of(answers, outputs).metrics[metric]
 
     return ErrorObserver(metric=lambda a, b: 0.0, key=metric)
 
 
-def make_nonfinite_observer(output_types: Sequence[str] | None):
+def make_nonfinite_observer(output_types: Sequence[str] | None, memo: OutputMemo | None = None):
     """An observer recording `nonfinite_values`: how many output values are NaN or infinite.
 
     The importer marks a configuration with a positive count as `invalid_output` (kept in the
     space and counted, excluded from every objective set, as seed 002 §IV excludes them).
     """
     AccuracyObserver = _kt()
+    memo = memo or OutputMemo(output_types)
 
     class NonfiniteObserver(AccuracyObserver):
         def process_output(self, answers, outputs):
-            self.result = sum(int(np.size(values) - np.count_nonzero(np.isfinite(values)))
-                              for _, values in _decoded(answers, outputs, output_types))
+            self.result = memo.of(answers, outputs).nonfinite
 
     return NonfiniteObserver(metric=lambda a, b: 0.0, key=NONFINITE_FIELD)
 
@@ -212,12 +236,23 @@ def _problem_size(spec: KernelSpec, target: str, size_name: str) -> list[int]:
     return [int(np.prod(spec.shape(first_out, size_name)))]
 
 
+COMPILE_MODES = ("grouped", "per-configuration")
+
+
 def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, shard: tuple[int, int] = (0, 1),
                 iterations: int = 7, tune_params: Mapping[str, list] | None = None,
-                provenance: str | Path | None = None) -> dict[str, Any]:
-    """Measure (or finish measuring) one shard into the Kernel Tuner cache `cache`; return a summary."""
+                provenance: str | Path | None = None, compile_mode: str = "grouped") -> dict[str, Any]:
+    """Measure (or finish measuring) one shard into the Kernel Tuner cache `cache`; return a summary.
+
+    `compile_mode` (cpu target): "grouped" compiles the optimisation variants of each precision
+    combination into one library (analysis.sweep.variants), "per-configuration" lets Kernel
+    Tuner's C backend compile every configuration on its own. Both write the same cache fields.
+    """
     if target not in TARGETS:
         raise SweepError(None, f"unknown target '{target}' (known: {', '.join(TARGETS)})", field="target")
+    if compile_mode not in COMPILE_MODES:
+        raise SweepError(None, f"unknown compile mode '{compile_mode}' (known: {', '.join(COMPILE_MODES)})",
+                         field="compile_mode")
     spec = harness.load_spec(kernel)
     params = resolve_tune_params(spec, target, tune_params)
     names = list(params)
@@ -237,7 +272,7 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
     ref = harness.reference_outputs(kernel, size_name)
     answer = [ref[a.name].ravel() if a.role == "output" else None for a in spec.arguments]
     env: dict[str, Any] = {}
-    measured = 0
+    measured = builds = 0
     tracker = progress.Progress(f"{kernel}/{target} shard {shard[0]}/{shard[1]}", len(todo), len(todo) - len(pending))
     if target == "cpu":
         groups: "OrderedDict[tuple, list[dict]]" = OrderedDict()
@@ -252,8 +287,13 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
             args = [a.ravel() if isinstance(a, np.ndarray) else a
                     for a in harness.kernel_arguments(spec, sample, inputs, size_name, for_c=True)]
             out_types = [spec.arg_type(a, sample) for a in spec.arguments if a.role == "output"]
-            env = _tune(spec, target, size_name, cache, params, args, answer, keys, iterations, out_types, tracker)
+            pending_configs = [c for c in configs if config_key(c, names) not in done]
+            grouped = variants.GroupedLibraries(spec, target, pending_configs) if compile_mode == "grouped" else None
+            env = _tune(spec, target, size_name, cache, params, args, answer, keys, iterations, out_types, tracker,
+                        grouped)
             measured += len(keys - done)
+            if grouped is not None:
+                builds += grouped.builds
     else:
         env = _tune(spec, target, size_name, cache, params, _tunable_arguments(spec, inputs, size_name), answer,
                     {config_key(c, names) for c in todo} - done, iterations, None, tracker) if todo else {}
@@ -264,6 +304,7 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
         raise SweepError(cache, f"{len(missing)} configuration(s) of the shard were not measured, "
                                 f"e.g. '{sorted(missing)[0]}'", field="cache")
     summary = {"configurations": len(todo), "resumed_with": kept, "measured_now": measured,
+               "compile_mode": compile_mode if target == "cpu" else "per-configuration", "libraries_built": builds,
                "nonfinite_configurations": sum(1 for k in (config_key(c, names) for c in todo)
                                                if _positive(final[k].get(NONFINITE_FIELD))),
                "correctness_gate": gate}
@@ -296,7 +337,8 @@ def _tunable_arguments(spec: KernelSpec, inputs: Mapping[str, np.ndarray], size_
 
 
 def _observers(target: str, out_types):
-    observers = [make_error_observer(out_types, m) for m in METRICS] + [make_nonfinite_observer(out_types)]
+    memo = OutputMemo(out_types)
+    observers = [make_error_observer(out_types, m, memo) for m in METRICS] + [make_nonfinite_observer(out_types, memo)]
     if target == "cuda":
         try:
             from kernel_tuner.observers.nvml import NVMLObserver
@@ -308,7 +350,8 @@ def _observers(target: str, out_types):
 
 
 def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: dict, args: list, answer: list,
-          keys: set[str], iterations: int, out_types, tracker: progress.Progress | None = None) -> dict[str, Any]:
+          keys: set[str], iterations: int, out_types, tracker: progress.Progress | None = None,
+          grouped: "variants.GroupedLibraries | None" = None) -> dict[str, Any]:
     from kernel_tuner import tune_kernel
 
     names = list(params)
@@ -324,6 +367,9 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
     if tracker is not None:  # done / total, rate and time left, at least once a minute
         observers.append(progress.observer(tracker))
     metrics: dict[str, Any] = {"memory": lambda p: spec.memory_bytes(p, size_name)}
+    if grouped is not None:  # the build of the library this configuration's code came from, shared by its variants
+        metrics["library_build_time"] = grouped.build_time_ms
+        metrics["library_variants"] = grouped.variant_count
     if any(type(o).__name__ == "NVMLObserver" for o in observers):
         metrics["energy"] = lambda p: p.get("nvml_energy", float("nan"))
     opts: dict[str, Any] = dict(
@@ -338,7 +384,8 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
     else:
         source, name = str(spec.folder / "kernel.cu"), spec.function
         opts.update(_cuda_options(spec))
-    with cachefile.atomic_rewrites(), warnings.catch_warnings(), kernel_tuner_scratch(cache):
+    compiling = variants.grouped_compilation(grouped) if grouped is not None else contextlib.nullcontext()
+    with cachefile.atomic_rewrites(), warnings.catch_warnings(), kernel_tuner_scratch(cache), compiling:
         # expected: encoded 16-bit arguments never match the C declarations; the C backend has no blocks
         warnings.filterwarnings("ignore", message="Argument at position", category=UserWarning)
         warnings.filterwarnings("ignore", message="None of the tunable parameters specify thread block",
@@ -379,29 +426,11 @@ def kernel_tuner_scratch(cache: str | Path) -> Iterator[Path]:
 
 
 def timed_cpu_source(spec: KernelSpec) -> str:
-    """Source handed to the C backend: kernel.cpp plus a wrapper returning the call's wall time in ms.
+    """Source handed to the C backend: kernel.cpp plus a wrapper returning the call's wall time in ms."""
+    from analysis.sweep.variants import timed_wrapper
 
-    Kernel Tuner 1.5.0's C backend always takes the function's return value as the time
-    (it sets restype to float; a void function yields garbage), so the port stays `void`
-    and this wrapper times one call with std::chrono::steady_clock.
-    """
-    from analysis.sweep.precision import ctype_name
-
-    params, call = [], []
-    for a in spec.arguments:
-        ctype = a.type if a.type in spec.precision else ctype_name(a.type)
-        params.append(f"{ctype} *{a.name}" if a.is_array else f"{ctype} {a.name}")
-        call.append(a.name)
-    return (
-        "#include <chrono>\n"
-        '#include "kernel.cpp"\n'
-        f'extern "C" float tsb_timed_{spec.function}({", ".join(params)}) {{\n'
-        "    auto start = std::chrono::steady_clock::now();\n"
-        f"    {spec.function}({', '.join(call)});\n"
-        "    auto stop = std::chrono::steady_clock::now();\n"
-        "    return std::chrono::duration<float, std::milli>(stop - start).count();\n"
-        "}\n"
-    )
+    return "\n".join(["#include <time.h>", '#include "kernel.cpp"',
+                      *timed_wrapper(spec, f"tsb_timed_{spec.function}", spec.function)]) + "\n"
 
 
 def _cmd_first_line(cmd: list[str]) -> str | None:
