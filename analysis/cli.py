@@ -138,7 +138,7 @@ def _spaces_table(a: argparse.Namespace) -> None:
 
     if len(a.meta) != len(a.fronts):
         raise SystemExit("spaces-table: --meta and --fronts need the same number of files")
-    df = spaces_table(a.meta, a.fronts)
+    df = spaces_table(a.meta, a.fronts, a.largest_budget)
     write_csv(df, a.csv)
     write_text(to_markdown(df, "Search spaces", COLUMN_DOCS), a.md)
     log.info("spaces table: %d spaces -> %s, %s", len(df), a.csv, a.md)
@@ -256,6 +256,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--fronts", nargs="+", required=True)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
+    s.add_argument("--largest-budget", type=int, help="the study's largest budget (column budget_share_pct)")
     s.set_defaults(func=_spaces_table)
 
     s = sub.add_parser("refdirs", help="compute and ship NSGA-III reference directions (data/refdirs)")

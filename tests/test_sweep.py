@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from analysis import config as study_config
-from analysis.errors import ConfigError
+from analysis.errors import ConfigError, SpaceError
 from analysis.spaces.definition import read_definition
 from analysis.spaces.importers import import_space
 from analysis.sweep import cachefile, harness, run
@@ -337,3 +337,29 @@ def test_progress_is_logged_at_least_once_a_minute(monkeypatch):
     p.tick()  # t = 61: a minute has passed
     p.tick()  # t = 62: not again
     assert len(logged) == 1 and logged[0].startswith("k: 2/100 configurations")
+
+
+def test_timing_noise_is_summarised_on_import_and_in_the_spaces_table(tmp_path):
+    from analysis.spaces.table import space_row
+    from conftest import kt_cache, write
+
+    tp = {"a": [1, 2, 3, 4]}
+    rows = [{"a": 1, "time": 2.0, "times": [1.0, 2.0, 3.0]},      # CV 0.5
+            {"a": 2, "time": 4.0, "times": [4.0, 4.0, 4.0, 4.0]},  # CV 0
+            {"a": 3, "time": 2.0, "times": [1.5, 2.5, 2.0]},       # CV 0.25
+            {"a": 4, "time": 1.0, "times": [1.0]}]                 # one run: no spread
+    space = import_space(write(tmp_path / "c.json", kt_cache(tp, rows)), kernel="k", device="d", fmt="kt_cache",
+                         objectives={"time": "time"})
+    noise = space.meta["timing_noise"]
+    assert noise["configurations"] == 3 and noise["iterations_median"] == 3.0
+    assert noise["cv_median"] == pytest.approx(0.25)
+    fronts = {"sets": {}, "ranges": {}}
+    row = space_row({**space.meta, "parameters": tp, "constraints": [], "kernel": "k", "device": "d",
+                     "objectives": []}, fronts, largest_budget=2)
+    assert row["time_cv_median"] == pytest.approx(0.25) and row["iterations"] == 3.0
+    assert row["budget_share_pct"] == 50.0
+    rows[0]["times"] = "fast"
+    with pytest.raises(SpaceError) as info:
+        import_space(write(tmp_path / "d.json", kt_cache(tp, rows)), kernel="k", device="d", fmt="kt_cache",
+                     objectives={"time": "time"})
+    assert info.value.field == "cache.1.times" and "not a list of numbers" in str(info.value)

@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
+
 from analysis.errors import SpaceError
 from analysis.io import sha256
 from analysis.objectives import EVALUATION_TIME_COLUMNS, OBJECTIVES, Objective, custom_objective, objective
@@ -141,7 +143,7 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
     if not fields:
         raise SpaceError(path, "no field named like a study objective; map fields in the config", field="objectives")
     first_field = next(iter(fields))
-    records, removed = [], {}
+    records, removed, spreads, runs = [], {}, [], []
     for key, entry in entries:
         if not isinstance(entry, dict):
             raise SpaceError(path, f"entry is a {type(entry).__name__}, not an object", field=f"cache.{key}")
@@ -171,8 +173,29 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
                 objs[name] = _objective_value(entry[fld], path, key, fld, name)
         times = {col: _eval_time(entry, name, path, key, name) for name, col in EVALUATION_TIME_COLUMNS.items()}
         records.append(Record(key, {p: entry[p] for p in keys}, objs, times, status))
+        if status == STATUS_OK and "times" in entry:
+            spread = _spread(entry["times"], path, key)
+            if spread is not None:
+                spreads.append(spread)
+                runs.append(len(entry["times"]))
     extra = {k: doc[k] for k in ("device_name", "kernel_name", "problem_size", "objective") if k in doc}
-    return records, tune_params, fields, removed, {"source_info": extra}
+    timing = {"configurations": len(spreads), "iterations_median": float(np.median(runs)) if runs else None,
+              "cv_median": float(np.median(spreads)) if spreads else None}
+    return records, tune_params, fields, removed, {"source_info": extra, "timing_noise": timing}
+
+
+def _spread(times: Any, path: Path, key: str) -> float | None:
+    """Coefficient of variation (sample standard deviation / mean) of a configuration's benchmark runs.
+
+    Kernel Tuner's `times` lists every run's time; fewer than two runs, or a zero mean, give None.
+    """
+    if not isinstance(times, list) or not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in times):
+        raise SpaceError(path, f"configuration '{key}' has `times` {str(times)[:60]}, not a list of numbers",
+                         field=f"cache.{key}.times")
+    t = np.asarray(times, dtype=float)
+    if t.size < 2 or not np.isfinite(t).all() or t.mean() <= 0:
+        return None
+    return float(t.std(ddof=1) / t.mean())
 
 
 def _kt_error(value: Any) -> str | None:

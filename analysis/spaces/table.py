@@ -22,13 +22,17 @@ COLUMN_DOCS = {
     "failed_runtime": "configurations that failed at run time",
     "invalid_output": "configurations that ran but whose output holds NaN or infinity (excluded, seed 002 §IV)",
     "removed": "entries removed on import (with reasons in the space's metadata)",
+    "iterations": "benchmark runs per configuration (median over the space; Kernel Tuner's `times`)",
+    "time_cv_median": "timing noise: median over the measured configurations of the coefficient of variation "
+                      "(sample standard deviation / mean) of their benchmark runs",
+    "budget_share_pct": "the study's largest budget as a share of the constrained size, in %",
     "Z_<set>": "|Z|: distinct objective vectors on the true Pareto front of that objective set",
     "excluded_<set>": "configurations excluded from that objective set (failed or non-finite)",
     "<objective>_<unit>_min / _max": "range of the objective over measured, finite configurations",
 }
 
 
-def space_row(meta: dict[str, Any], fronts: dict[str, Any]) -> dict[str, Any]:
+def space_row(meta: dict[str, Any], fronts: dict[str, Any], largest_budget: int | None = None) -> dict[str, Any]:
     """One table row from a space's metadata and its fronts summary."""
     counts = meta["counts"]
     sizes = [len(v) for v in meta["parameters"].values()]
@@ -51,6 +55,10 @@ def space_row(meta: dict[str, Any], fronts: dict[str, Any]) -> dict[str, Any]:
         "failed_other": sum(failed.values()),
         "removed": sum(counts["removed"].values()),
     }
+    noise = meta.get("timing_noise") or {}
+    row["iterations"] = noise.get("iterations_median")
+    row["time_cv_median"] = noise.get("cv_median")
+    row["budget_share_pct"] = round(100.0 * largest_budget / counts["constrained"], 3) if largest_budget else None
     for name, f in fronts["sets"].items():
         row[f"Z_{name}"] = f["size"]
         row[f"excluded_{name}"] = f["excluded"]["failed"] + f["excluded"]["nonfinite"]
@@ -61,9 +69,10 @@ def space_row(meta: dict[str, Any], fronts: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def spaces_table(meta_paths: Sequence[str | Path], front_paths: Sequence[str | Path]) -> pd.DataFrame:
+def spaces_table(meta_paths: Sequence[str | Path], front_paths: Sequence[str | Path],
+                 largest_budget: int | None = None) -> pd.DataFrame:
     """The spaces table, one row per space, in the order given."""
-    rows = [space_row(json.loads(Path(m).read_text()), json.loads(Path(f).read_text()))
+    rows = [space_row(json.loads(Path(m).read_text()), json.loads(Path(f).read_text()), largest_budget)
             for m, f in zip(meta_paths, front_paths)]
     return pd.DataFrame(rows)
 

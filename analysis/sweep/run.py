@@ -257,6 +257,7 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
     params = resolve_tune_params(spec, target, tune_params)
     names = list(params)
     todo = shard_configs(spec, target, params, *shard)
+    load_start = os.getloadavg()[0]  # the machine's load: noise context, recorded in the provenance
     cache = Path(cache)
     cache.parent.mkdir(parents=True, exist_ok=True)
     kept = cachefile.repair(cache)
@@ -307,7 +308,8 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
                "compile_mode": compile_mode if target == "cpu" else "per-configuration", "libraries_built": builds,
                "nonfinite_configurations": sum(1 for k in (config_key(c, names) for c in todo)
                                                if _positive(final[k].get(NONFINITE_FIELD))),
-               "correctness_gate": gate}
+               "correctness_gate": gate,
+               "load_average_1min": {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)}}
     if provenance is not None:
         write_json(provenance_record(kernel, target, size_name, iterations, shard, env, summary), provenance)
     return summary

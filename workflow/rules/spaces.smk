@@ -48,8 +48,10 @@ rule spaces_table:
         md=f"{TABLES}/spaces.md",
     log:
         f"{LOGS}/tables/spaces.log",
+    params:
+        largest_budget=max(SIM["budgets"]),
     conda:
         ENV
     shell:
-        "{CLI} spaces-table --meta {input.meta:q} --fronts {input.fronts:q}"
+        "{CLI} spaces-table --meta {input.meta:q} --fronts {input.fronts:q} --largest-budget {params.largest_budget}"
         " --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
