@@ -44,19 +44,21 @@ def test_reference_matches_brute_force_at_a_few_pixels():
         assert out[y, x] == pytest.approx(s, rel=1e-14)
 
 
-@pytest.mark.parametrize("opt", [{"threads": 1, "tile_x": 1, "tile_y": 1}, {"threads": 2, "tile_x": 8, "tile_y": 2}])
+@pytest.mark.parametrize("opt", [{"threads": 1, "tile_x": 1, "tile_y": 1}, {"threads": 2, "tile_x": 8, "tile_y": 2},
+                                 {"threads": 2, "tile_x": 16, "tile_y": 4}, {"threads": 1, "tile_x": 1, "tile_y": 4}])
 def test_cpu_all_double_matches_reference(opt):
     out = harness.run_cpu(K, {**opt, **DOUBLE})["output"]
     np.testing.assert_allclose(out, harness.reference_outputs(K)["output"], rtol=1e-12)
 
 
-def test_cpu_edge_tiles_when_the_size_is_not_a_tile_multiple():
-    """w and h that 8 and 2 do not divide exercise the remainder path of the register tiles."""
+@pytest.mark.parametrize("tile", [(8, 2), (16, 4), (4, 4), (1, 2)])
+def test_cpu_edge_tiles_when_the_size_is_not_a_tile_multiple(tile):
+    """w and h that the tile does not divide (61 = 3 * 16 + 13, 29 = 7 * 4 + 1) exercise the remainder path."""
     ref_mod = harness.load_reference(K)
     size = {"w": 61, "h": 29}
     inputs = ref_mod.make_inputs(size, 5)
     expected = ref_mod.reference(inputs, size)["output"]
-    lib = ctypes.CDLL(str(harness.compile_cpu(K, {"threads": 2, "tile_x": 8, "tile_y": 2, **DOUBLE})))
+    lib = ctypes.CDLL(str(harness.compile_cpu(K, {"threads": 2, "tile_x": tile[0], "tile_y": tile[1], **DOUBLE})))
     image = np.ascontiguousarray(inputs["image"])
     weights = np.ascontiguousarray(inputs["filter"])
     out = np.full((size["h"], size["w"]), np.nan)
@@ -64,6 +66,21 @@ def test_cpu_edge_tiles_when_the_size_is_not_a_tile_multiple():
     lib.convolution2d(image.ctypes.data_as(ctypes.c_void_p), weights.ctypes.data_as(ctypes.c_void_p),
                       out.ctypes.data_as(ctypes.c_void_p), ctypes.c_int(size["w"]), ctypes.c_int(size["h"]))
     np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("types", [
+    {"T_in": "half", "T_filter": "float", "T_acc": "float", "T_out": "bfloat16"},
+    {"T_in": "bfloat16", "T_filter": "half", "T_acc": "half", "T_out": "half"},
+])
+def test_every_tile_shape_is_bit_identical_to_one_output_at_a_time(types):
+    """Tiles change which outputs share a tap, never the order of an output's taps: results equal the 1 x 1 tile's."""
+    spec = harness.load_spec(K)
+    own = spec.target("cpu").own_params
+    base = harness.run_cpu(K, {"threads": 1, "tile_x": 1, "tile_y": 1, **types})["output"]
+    assert np.all(np.isfinite(base))
+    for i, (tx, ty) in enumerate((tx, ty) for tx in own["tile_x"] for ty in own["tile_y"]):
+        opt = {"threads": 1 + i % 2, "tile_x": tx, "tile_y": ty}
+        np.testing.assert_array_equal(harness.run_cpu(K, {**opt, **types})["output"], base, err_msg=str(opt))
 
 
 def _errors(types: dict[str, str]) -> dict[str, float]:
@@ -101,7 +118,9 @@ def test_each_precision_parameter_has_its_own_effect():
 
 def test_space_sizes():
     spec = harness.load_spec(K)
-    assert len(spec.valid_configs("cpu")) == 642
+    # 107 precision combinations x threads (2) x tile_x (4) x tile_y (3)
+    assert len(spec.valid_configs("cpu")) == 107 * 2 * 4 * 3 == 2568
+    assert spec.optimisation_combinations("cpu") == 24
     # 107 precision combinations on both targets (seed 002 Table II: 112); CUDA within 25 % of 72,112
     assert spec.precision_combinations("cpu") == spec.precision_combinations("cuda") == 107
     cuda = spec.valid_configs("cuda")

@@ -19,7 +19,8 @@ def _reference_module():
 
 
 def _run(config):
-    out = harness.run_cpu(K, {"threads": 1, "points_per_iter": 8, "exec_policy": 0, **config})["potential"]
+    out = harness.run_cpu(K, {"threads": 1, "points_per_iter": 8, "dynamic_schedule": 0, "exec_policy": 0,
+                              **config})["potential"]
     assert np.all(np.isfinite(out))
     return out
 
@@ -66,10 +67,29 @@ def test_data_stay_in_fp16_range():
 
 
 def test_cpu_all_double_matches_reference():
-    # tiny has nx = 20: with 8 points per iteration the row tail (4 points) is exercised
-    for ppi, threads in ((1, 1), (8, 2)):
-        out = harness.run_cpu(K, {"threads": threads, "points_per_iter": ppi, **DOUBLE})["potential"]
+    # tiny has nx = 20: with 8 (16) points per iteration the row tail of 4 points is exercised
+    for ppi, threads, dynamic in ((1, 1, 0), (8, 2, 0), (16, 2, 1), (2, 2, 1)):
+        opt = {"threads": threads, "points_per_iter": ppi, "dynamic_schedule": dynamic}
+        out = harness.run_cpu(K, {**opt, **DOUBLE})["potential"]
         np.testing.assert_allclose(out, harness.reference_outputs(K)["potential"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("types", [
+    {"T_pos": "half", "T_q": "bfloat16", "T_pot": "float", "exec_policy": 2},
+    {"T_pos": "float", "T_q": "double", "T_pot": "half", "exec_policy": 1},
+])
+def test_every_optimisation_variant_is_bit_identical_to_one_point_per_iteration(types):
+    """Point blocks and the row schedule change which points share an atom and which thread takes a row, never the
+    order of a point's terms: every valid optimisation setting gives the one-point, one-thread result bit for bit."""
+    spec = harness.load_spec(K)
+    own = list(spec.target("cpu").own_params)
+    base = harness.run_cpu(K, {"threads": 1, "points_per_iter": 1, "dynamic_schedule": 0, **types})["potential"]
+    assert np.all(np.isfinite(base))
+    settings = {tuple(c[p] for p in own) for c in spec.valid_configs("cpu") if all(c[p] == v for p, v in types.items())}
+    assert len(settings) == 15
+    for values in sorted(settings):
+        opt = dict(zip(own, values))
+        np.testing.assert_array_equal(harness.run_cpu(K, {**opt, **types})["potential"], base, err_msg=str(opt))
 
 
 def test_precision_errors_are_ordered():
@@ -106,7 +126,9 @@ def test_exec_policy_changes_1_over_r_and_stays_close():
 def test_space_sizes():
     spec = harness.load_spec(K)
     assert spec.precision_combinations("cpu") == spec.precision_combinations("cuda") == 144  # Table II: 144
-    assert len(spec.valid_configs("cpu")) == 576
+    # 144 precision combinations x (one thread: 5 points_per_iter; two: 5 x 2 schedules)
+    assert len(spec.valid_configs("cpu")) == 144 * (5 + 2 * 5) == 2160
+    assert all(c["dynamic_schedule"] == 0 for c in spec.valid_configs("cpu") if c["threads"] == 1)
     assert len(spec.valid_configs("cuda")) == 19008  # Table II: 20,736
 
 
