@@ -25,12 +25,13 @@ from analysis.sweep import cachefile, harness, run
 from analysis.sweep.precision import encode
 from conftest import REPO
 
-# 12 configurations in 2 argument-type groups (T_y double / half)
-SLICE = {"threads": [1], "elems_per_iter": [1, 4], "T_x": ["double"], "T_q": ["double", "float"],
+# 12 configurations in 2 argument-type groups (T_y double / half); every bessel cpu parameter is named
+# (one thread has a single schedule, dyn_chunk 0), so the keys are the spec's
+SLICE = {"threads": [1], "elems_per_iter": [1, 4], "dyn_chunk": [0], "T_x": ["double"], "T_q": ["double", "float"],
          "T_term": ["double", "float"], "T_sum": ["double"], "T_y": ["double", "half"]}
 # 4 configurations in 2 argument-type groups (T_y half / float)
-SMALL = {"threads": [1], "elems_per_iter": [1], "T_x": ["float"], "T_q": ["half"], "T_term": ["float", "half"],
-         "T_sum": ["float"], "T_y": ["float", "half"]}
+SMALL = {"threads": [1], "elems_per_iter": [1], "dyn_chunk": [0], "T_x": ["float"], "T_q": ["half"],
+         "T_term": ["float", "half"], "T_sum": ["float"], "T_y": ["float", "half"]}
 
 
 def entry_lines(path: Path) -> list[str]:
@@ -87,7 +88,7 @@ def test_killed_sweep_resumes_without_losing_or_remeasuring(tmp_path):
     proc.wait()
     # as if the kill had also cut a write short
     with open(cache, "a") as fh:
-        fh.write('\n"1,4,double,float,float,double,half": {"threads": 1, "elems_per')
+        fh.write('\n"1,4,0,double,float,float,double,half": {"threads": 1, "elems_per')
     before = cachefile.read(cachefile.repair(cache) and cache)["cache"]
     assert 3 <= len(before) < 12
     out = subprocess.run(shard_cmd(cache, prov, SLICE), cwd=tmp_path, capture_output=True, text=True, timeout=300)
@@ -102,8 +103,8 @@ def test_killed_sweep_resumes_without_losing_or_remeasuring(tmp_path):
     for entry in after.values():
         assert entry["time"] > 0 and entry["memory"] == 2048 * (8 + (8 if entry["T_y"] == "double" else 2))
         assert all(np.isfinite(entry[m]) for m in ("mre", "nrmse", "nmae"))
-    exact = after["1,1,double,double,double,double,double"]
-    assert exact["mre"] < 1e-15 and after["1,1,double,double,double,double,half"]["mre"] > 1e-5
+    exact = after["1,1,0,double,double,double,double,double"]
+    assert exact["mre"] < 1e-15 and after["1,1,0,double,double,double,double,half"]["mre"] > 1e-5
 
 
 def test_shards_merge_to_the_unsharded_set_and_import_as_a_space(tmp_path):

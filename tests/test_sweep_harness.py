@@ -91,14 +91,16 @@ def test_spec_not_yaml_and_missing(tmp_path):
 
 def test_bessel_spec_contents():
     spec = harness.load_spec("bessel")
-    assert list(spec.tune_params("cpu")) == ["threads", "elems_per_iter", "T_x", "T_q", "T_term", "T_sum", "T_y"]
+    assert list(spec.tune_params("cpu")) == ["threads", "elems_per_iter", "dyn_chunk", "T_x", "T_q", "T_term", "T_sum",
+                                             "T_y"]
     assert spec.argument_precision_params() == ["T_x", "T_y"]
     config = {"threads": 1, "elems_per_iter": 1, "T_x": "half", "T_q": "float", "T_term": "float", "T_sum": "double",
               "T_y": "double"}
     assert spec.memory_bytes(config, "tiny") == 2048 * (2 + 8)
     assert spec.problem_size("gpu") == [16777216]
     valid = spec.valid_configs("cpu")
-    assert len(valid) == 2 * 4 * 220 and spec.precision_combinations("cuda") == 220
+    # one thread: 4 elements per iteration; two: 4 x 2 schedules
+    assert len(valid) == (4 + 4 * 2) * 220 and spec.precision_combinations("cuda") == 220
     narrower = {("double", "float"), ("double", "half"), ("double", "bfloat16"), ("float", "half"), ("float", "bfloat16")}
     assert all(c["T_term"] == c["T_sum"] or (c["T_sum"], c["T_term"]) in narrower for c in valid)
     assert spec.paper["precision_params"] == len(spec.precision) == 5

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
+import pytest
 import scipy.special
 
 from analysis.sweep import harness
@@ -21,7 +24,7 @@ ALL = ("T_x", "T_q", "T_term", "T_sum", "T_y")
 
 
 def _run(**types):
-    config = {"threads": 1, "elems_per_iter": 4, **{p: "double" for p in ALL}, **types}
+    config = {"threads": 1, "elems_per_iter": 4, "dyn_chunk": 0, **{p: "double" for p in ALL}, **types}
     return harness.error_metrics(harness.run_cpu("bessel", config)["y"], harness.reference_outputs("bessel")["y"])
 
 
@@ -45,3 +48,31 @@ def test_16bit_inputs_travel_as_uint16():
     config = harness.all_double_config("bessel", "cpu") | {"T_x": "half", "T_y": "bfloat16"}
     args = harness.kernel_arguments(spec, config, harness.make_inputs("bessel"), "tiny", for_c=True)
     assert [a.dtype for a in args] == [np.uint16, np.uint16, np.int32]
+
+
+@pytest.mark.parametrize("types", [{p: "double" for p in ALL}, {p: "bfloat16" for p in ALL},
+                                   {"T_x": "half", "T_q": "float", "T_term": "float", "T_sum": "double", "T_y": "half"}])
+def test_optimisation_variants_give_identical_results(types):
+    """Elements per iteration and the OpenMP schedule (static, or dynamic chunks) change no element's series."""
+    spec = harness.load_spec("bessel")
+    variants = [c for c in spec.valid_configs("cpu") if all(c[p] == v for p, v in types.items())]
+    assert len(variants) == spec.optimisation_combinations("cpu") == 12
+    assert {c["dyn_chunk"] for c in variants if c["threads"] == 1} == {0}  # one thread: nothing to schedule
+    base = harness.run_cpu("bessel", {"threads": 1, "elems_per_iter": 1, "dyn_chunk": 0, **types}, "cpu")["y"]
+    for c in variants:
+        np.testing.assert_array_equal(harness.run_cpu("bessel", c, "cpu")["y"], base, err_msg=str(c))
+
+
+def test_every_schedule_covers_an_uneven_n():
+    """n = 2045: not a multiple of 8 elements per iteration nor of the 1024-element chunks; every element once."""
+    ref_mod = harness.load_reference("bessel")
+    size = {"n": 2045}
+    x = ref_mod.make_inputs(size, 5)["x"]
+    expected = ref_mod.reference({"x": x}, size)["y"]
+    for opt in ({"threads": 2, "elems_per_iter": 8, "dyn_chunk": 1024}, {"threads": 2, "elems_per_iter": 8, "dyn_chunk": 0}):
+        lib = ctypes.CDLL(str(harness.compile_cpu("bessel", {**opt, **{p: "double" for p in ALL}})))
+        y = np.full(size["n"], np.nan)
+        lib.bessel_i0.restype = None
+        lib.bessel_i0(np.ascontiguousarray(x).ctypes.data_as(ctypes.c_void_p), y.ctypes.data_as(ctypes.c_void_p),
+                      ctypes.c_int(size["n"]))
+        np.testing.assert_allclose(y, expected, rtol=1e-13, err_msg=str(opt))

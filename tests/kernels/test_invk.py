@@ -40,8 +40,9 @@ def test_targets_stay_in_16bit_range_and_away_from_singularities():
 ALL = ("T_in", "T_wrist", "T_angle", "T_out")
 
 
-def _out(ppt=2, threads=1, exec_policy=0, size_name="tiny", **types):
-    config = {"threads": threads, "ppt": ppt, "exec_policy": exec_policy, **{p: "double" for p in ALL}, **types}
+def _out(ppt=2, threads=1, exec_policy=0, size_name="tiny", dyn_chunk=0, **types):
+    config = {"threads": threads, "ppt": ppt, "dyn_chunk": dyn_chunk, "exec_policy": exec_policy,
+              **{p: "double" for p in ALL}, **types}
     return harness.run_cpu(K, config, size_name)["theta"]
 
 
@@ -100,10 +101,28 @@ def test_exec_policy_changes_narrow_wrist_stages_and_stays_finite(t):
     np.testing.assert_array_equal(_out(exec_policy=1), _out())
 
 
-def test_cpu_tail_and_threads_do_not_change_results():
+def test_cpu_tail_threads_and_schedule_do_not_change_results():
+    # tiny n = 2045: a padded tail after the blocks, and the last 512-target dynamic chunk is short
     ref = _out(ppt=1, threads=1, T_wrist="float", T_angle="half")
-    for ppt, threads in ((2, 2), (4, 1), (4, 2)):
-        np.testing.assert_array_equal(_out(ppt=ppt, threads=threads, T_wrist="float", T_angle="half"), ref)
+    for ppt, threads, dyn_chunk in ((2, 2, 0), (4, 1, 0), (4, 2, 0), (1, 2, 512), (4, 2, 512)):
+        np.testing.assert_array_equal(_out(ppt=ppt, threads=threads, dyn_chunk=dyn_chunk, T_wrist="float",
+                                           T_angle="half"), ref)
+
+
+@pytest.mark.parametrize("types", [
+    {"T_in": "double", "T_wrist": "double", "T_angle": "double", "T_out": "double", "exec_policy": 0},
+    {"T_in": "bfloat16", "T_wrist": "half", "T_angle": "half", "T_out": "bfloat16", "exec_policy": 2},
+    {"T_in": "half", "T_wrist": "float", "T_angle": "half", "T_out": "double", "exec_policy": 1},
+])
+def test_optimisation_variants_give_identical_results(types):
+    """Every valid (threads, ppt, dyn_chunk) variant gives the bits of the default one at the cpu size."""
+    spec = harness.load_spec(K)
+    variants = [c for c in spec.valid_configs("cpu") if all(c[p] == v for p, v in types.items())]
+    assert len(variants) == spec.optimisation_combinations("cpu") == 9
+    assert {c["dyn_chunk"] for c in variants if c["threads"] == 1} == {0}  # one thread: nothing to schedule
+    base = harness.run_cpu(K, {"threads": 1, "ppt": 1, "dyn_chunk": 0, **types}, "cpu")["theta"]
+    for c in variants:
+        np.testing.assert_array_equal(harness.run_cpu(K, c, "cpu")["theta"], base, err_msg=str(c))
 
 
 @pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH")

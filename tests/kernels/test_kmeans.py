@@ -48,19 +48,24 @@ def test_reference_matches_brute_force_loops():
     assert nearest == list(np.argmin(out[:, :50], axis=0))
 
 
-@pytest.mark.parametrize("opt", [{"threads": 1, "block_points": 1}, {"threads": 2, "block_points": 64}])
+@pytest.mark.parametrize("opt", [{"threads": 1, "block_points": 1, "loop_order": 0, "unroll_jam": 1},
+                                 {"threads": 2, "block_points": 64, "loop_order": 0, "unroll_jam": 4},
+                                 {"threads": 2, "block_points": 16, "loop_order": 1, "unroll_jam": 2}])
 def test_cpu_all_double_matches_reference(opt):
     out = harness.run_cpu(K, {**opt, **DOUBLE})["dist"]
     np.testing.assert_allclose(out, harness.reference_outputs(K)["dist"], rtol=1e-12)
 
 
-def test_cpu_partial_last_block():
-    """An n that 64 does not divide exercises the remainder of the point blocks."""
+@pytest.mark.parametrize("loop_order,unroll_jam", [(0, 4), (1, 1), (1, 4)])
+def test_cpu_partial_last_block(loop_order, unroll_jam):
+    """An n that 64 does not divide exercises the remainder of the point blocks (and, in loop order 1, of the jam:
+    the last block's 11 points are two groups of 4 and 3 single points)."""
     ref_mod = harness.load_reference(K)
     size = {"n": 203}
     inputs = ref_mod.make_inputs(size, 7)
     expected = ref_mod.reference(inputs, size)["dist"]
-    lib = ctypes.CDLL(str(harness.compile_cpu(K, {"threads": 2, "block_points": 64, **DOUBLE})))
+    opt = {"threads": 2, "block_points": 64, "loop_order": loop_order, "unroll_jam": unroll_jam}
+    lib = ctypes.CDLL(str(harness.compile_cpu(K, {**opt, **DOUBLE})))
     features = np.ascontiguousarray(inputs["features"])
     centers = np.ascontiguousarray(inputs["centers"])
     out = np.full((40, size["n"]), np.nan)
@@ -71,7 +76,7 @@ def test_cpu_partial_last_block():
 
 
 def _errors(types: dict[str, str]) -> dict[str, float]:
-    out = harness.run_cpu(K, {"threads": 1, "block_points": 16, **types})["dist"]
+    out = harness.run_cpu(K, {"threads": 1, "block_points": 16, "loop_order": 0, "unroll_jam": 1, **types})["dist"]
     assert np.all(np.isfinite(out))
     return harness.error_metrics(out, harness.reference_outputs(K)["dist"])
 
@@ -104,10 +109,24 @@ def test_each_precision_parameter_acts_alone():
 
 def test_space_sizes():
     spec = harness.load_spec(K)
-    # no constraints: 4^3 type combinations (seed 002 Table II: 64)
+    # no type constraints: 4^3 type combinations (seed 002 Table II: 64)
     assert spec.precision_combinations("cpu") == spec.precision_combinations("cuda") == 64
-    assert len(spec.valid_configs("cpu")) == 6 * 64
+    # cpu: 2 threads x (order 0: 3 blocks x 3 jams + order 1: jams no wider than the block, 1 + 3 + 3)
+    assert spec.optimisation_combinations("cpu") == 2 * (9 + 7)
+    assert len(spec.valid_configs("cpu")) == 32 * 64
     assert len(spec.valid_configs("cuda")) == 48 * 64
+
+
+@pytest.mark.parametrize("types", [DOUBLE, {"T_points": "half", "T_centers": "bfloat16", "T_dist": "float"},
+                                   {"T_points": "float", "T_centers": "half", "T_dist": "bfloat16"}])
+def test_optimisation_variants_give_identical_results(types):
+    """Block size, loop order and unroll-and-jam leave every distance's sum (and its order) as it is: same bits."""
+    spec = harness.load_spec(K)
+    variants = [c for c in spec.valid_configs("cpu") if all(c[p] == v for p, v in types.items())]
+    assert len(variants) == 32
+    base = harness.run_cpu(K, {"threads": 1, "block_points": 1, "loop_order": 0, "unroll_jam": 1, **types})["dist"]
+    for c in variants:
+        np.testing.assert_array_equal(harness.run_cpu(K, c)["dist"], base, err_msg=str(c))
 
 
 @pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH: CUDA version not compiled")
