@@ -216,6 +216,10 @@ def build(
         log.warning("%s: %d configurations satisfy the constraints but are absent (space not exhaustive)",
                     path, missing)
     table = table.sort_values(names, kind="stable", ignore_index=True)
+    # again after sorting: the mask taken before is indexed by the source's entry order, and pandas
+    # would align it with the sorted table by index (a cache not written in sorted order, like
+    # benchmark_hub_more's pnpoly/RTX_Titan, then counted 306 finite times as non-finite)
+    measured = table["status"] == STATUS_OK
     status_counts = table["status"].value_counts()
     meta = {
         **meta,
