@@ -28,6 +28,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,8 +85,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels", nargs="+", default=DEFAULT_KERNELS)
     ap.add_argument("--iterations", type=int, default=7)
     ap.add_argument("--baseline-rev", help="also time the sweep code of this git revision on the same slice")
+    ap.add_argument("--out", help="also write the printed report to this file (e.g. benchmarks/results/...)")
     a = ap.parse_args(argv)
-    print(f"# machine: {os.cpu_count()} cores; load average before: {os.getloadavg()[0]:.2f}")
+    lines: list[str] = []
+
+    def print(text: str) -> None:  # noqa: A001 - the report goes to stdout and, with --out, to a file
+        lines.append(text)
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    from analysis.sweep.run import cpu_model
+
+    print(f"# bench_sweep.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cpu_model()}, {os.cpu_count()} cores; "
+          f"iterations {a.iterations}; load average before: {os.getloadavg()[0]:.2f}")
     first = f"baseline ({a.baseline_rev})" if a.baseline_rev else "per-configuration"
     print(f"| kernel | configurations | mode | seconds | configurations/s | speed-up over {first} |")
     print("|---|---|---|---|---|---|")
@@ -111,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"MISMATCH: {kernel}: the grouped and per-configuration caches differ")
                 ok = False
     print(f"# load average after: {os.getloadavg()[0]:.2f}")
+    if a.out:
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.out).write_text("\n".join(lines) + "\n")
     return 0 if ok else 1
 
 
