@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels", nargs="+", default=DEFAULT_KERNELS)
     ap.add_argument("--iterations", type=int, default=7)
     ap.add_argument("--baseline-rev", help="also time the sweep code of this git revision on the same slice")
-    ap.add_argument("--out", help="also write the printed report to this file (e.g. benchmarks/results/...)")
+    ap.add_argument("--out", help="also write the printed report to this file (e.g. benchmarks/reports/...)")
     a = ap.parse_args(argv)
     lines: list[str] = []
 
