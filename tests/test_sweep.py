@@ -364,3 +364,10 @@ def test_timing_noise_is_summarised_on_import_and_in_the_spaces_table(tmp_path):
         import_space(write(tmp_path / "d.json", kt_cache(tp, rows)), kernel="k", device="d", fmt="kt_cache",
                      objectives={"time": "time"})
     assert info.value.field == "cache.1.times" and "not a list of numbers" in str(info.value)
+
+
+def test_a_shard_takes_as_many_cores_as_its_largest_threads_value():
+    assert run.shard_cores("bessel", "cpu", SLICE, (0, 1)) == 1  # the slice has threads [1]
+    assert run.shard_cores("bessel", "cpu", None, (0, 4)) == 1  # Kernel Tuner order: threads varies slowest
+    assert run.shard_cores("bessel", "cpu", None, (3, 4)) == 2
+    assert run.shard_cores("bessel", "cuda", None, (0, 4)) == 1

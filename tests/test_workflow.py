@@ -46,6 +46,20 @@ def test_dry_run_full_config(tmp_path):
                            figure_constraint_aware_spaces=1, all=1)
 
 
+def test_sweep_shards_with_two_thread_configurations_take_both_cores(tmp_path):
+    """config/sweeps-cpu.yaml: the shards of two-thread configurations declare 2 threads (never run beside another)."""
+    out = snakemake("-n", "--forceall", "--cores", "2", "--configfile", str(REPO / "config/config.yaml"),
+                    str(REPO / "config/sweeps-cpu.yaml"), "--",
+                    ".sweep-output/results/sweeps/cpu/amd-epyc-vm/bessel/cache.json.gz", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr + out.stdout
+    threads = {}
+    for job in out.stdout.split("rule sweep_shard:")[1:]:
+        shard = re.search(r"shard=(\d+), shards=4", job).group(1)
+        m = re.search(r"threads: (\d+)", job.split("rule ")[0])
+        threads[int(shard)] = int(m.group(1)) if m else 1
+    assert threads == {0: 1, 1: 2, 2: 2, 3: 2}
+
+
 def test_dry_run_tiny_config(tmp_path):
     jobs = planned_jobs("--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
     # 2 imported spaces + the swept host-cpu/bessel (2 shards, 1 merge) x 4 settings, and the 2 x 2

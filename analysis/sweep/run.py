@@ -218,6 +218,24 @@ def shard_configs(spec: KernelSpec, target: str, tune_params: Mapping[str, list]
     return configs[shard * n // shards:(shard + 1) * n // shards]
 
 
+THREADS_PARAM = "threads"  # a cpu target's OpenMP thread count, by the kernels' convention
+
+
+def shard_cores(kernel: str, target: str, tune_params: Mapping[str, list] | None, shard: tuple[int, int]) -> int:
+    """Cores a shard's configurations use at once: the largest `threads` among them on cpu, else 1.
+
+    The sweep rule declares it as the job's threads, so that a shard measuring two-thread
+    configurations never shares the machine's cores with another shard (on a 2-core machine,
+    two-thread times measured beside a second shard varied by a coefficient of variation of
+    0.5-0.9 between runs, one-thread times by 0.02-0.05).
+    """
+    spec = harness.load_spec(kernel)
+    if target != "cpu" or THREADS_PARAM not in spec.target(target).own_params:
+        return 1
+    configs = shard_configs(spec, target, resolve_tune_params(spec, target, tune_params), *shard)
+    return max((int(c[THREADS_PARAM]) for c in configs), default=1)
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     """'i/n' -> (i, n)."""
     try:

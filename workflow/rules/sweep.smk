@@ -17,6 +17,15 @@ def sweep_shard_files(wildcards, kind="json"):
     return [f"{base}/shards/{i}-of-{n}.{suffix}" for i in range(n)]
 
 
+def sweep_shard_cores(wildcards):
+    """Cores the shard's configurations use at once (analysis.sweep.run.shard_cores)."""
+    from analysis.sweep.run import shard_cores
+
+    s = get_sweep(wildcards)
+    return shard_cores(wildcards.kernel, wildcards.target, s["tune_params"] or None,
+                       (int(wildcards.shard), int(wildcards.shards)))
+
+
 rule sweep_shard:
     output:
         cache=f"{RESULTS}/sweeps/{{target}}/{{device}}/{{kernel}}/shards/{{shard}}-of-{{shards}}.json",
@@ -36,10 +45,14 @@ rule sweep_shard:
         size=lambda wc: get_sweep(wc)["size"],
         iterations=lambda wc: get_sweep(wc)["iterations"],
         tune_params=lambda wc: json_arg(get_sweep(wc)["tune_params"]),
+    # A cpu shard takes as many cores as its configurations' largest `threads`, so a shard that
+    # measures two-thread configurations never runs beside another shard on the same cores.
+    threads: lambda wc: sweep_shard_cores(wc)
     # A cuda shard needs a GPU of its own on a cluster (the Slurm plugin submits it with
     # --gpus=1; workflow/profiles/slurm); a local run does not count GPUs.
     resources:
         gpu=lambda wc: 1 if wc.target == "cuda" else 0,
+        cpus_per_task=lambda wc, threads: threads,
     conda:
         ENV
     shell:
