@@ -248,5 +248,6 @@ def all_double_config(kernel: str, target: str) -> dict[str, Any]:
     for c in spec.valid_configs(target):
         if all(c[p] == spec.reference_value(p) for p in spec.precision) and all(c[p] == v for p, v in fixed.items()):
             return c
-    raise SpecError(spec.path, f"no valid configuration has every precision parameter 'double' and {fixed}",
+    reference = {p: spec.reference_value(p) for p in spec.precision}
+    raise SpecError(spec.path, f"no valid configuration has the reference precision {reference} and {fixed}",
                     field=f"targets.{target}.constraints")
