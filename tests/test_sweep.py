@@ -371,3 +371,20 @@ def test_a_shard_takes_as_many_cores_as_its_largest_threads_value():
     assert run.shard_cores("bessel", "cpu", None, (0, 4)) == 1  # Kernel Tuner order: threads varies slowest
     assert run.shard_cores("bessel", "cpu", None, (3, 4)) == 2
     assert run.shard_cores("bessel", "cuda", None, (0, 4)) == 1
+
+
+def test_a_grouped_build_is_shared_by_the_configurations_of_its_library(tmp_path):
+    from conftest import kt_cache, write
+
+    tp = {"a": [1, 2, 3]}
+    rows = [{"a": 1, "time": 1.0, "library_build_time": 600.0, "library_variants": 3},
+            {"a": 2, "time": 1.0, "library_build_time": 600.0, "library_variants": 3},
+            {"a": 3, "time": 1.0}]  # Kernel Tuner compiled it alone: its compile_time as recorded
+    space = import_space(write(tmp_path / "c.json", kt_cache(tp, rows)), kernel="k", device="d", fmt="kt_cache",
+                         objectives={"time": "time"})
+    assert space.table["compile_time_ms"].tolist() == [201.0, 201.0, 1.0]  # kt_cache's compile_time is 1 ms
+    rows[0]["library_variants"] = 0
+    with pytest.raises(SpaceError) as info:
+        import_space(write(tmp_path / "d.json", kt_cache(tp, rows)), kernel="k", device="d", fmt="kt_cache",
+                     objectives={"time": "time"})
+    assert info.value.field == "library_variants" and "positive integer" in str(info.value)

@@ -172,6 +172,7 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
                 name = spec if isinstance(spec, str) else spec["name"]
                 objs[name] = _objective_value(entry[fld], path, key, fld, name)
         times = {col: _eval_time(entry, name, path, key, name) for name, col in EVALUATION_TIME_COLUMNS.items()}
+        times[EVALUATION_TIME_COLUMNS["compile_time"]] += _build_share(entry, path, key)
         records.append(Record(key, {p: entry[p] for p in keys}, objs, times, status))
         if status == STATUS_OK and "times" in entry:
             spread = _spread(entry["times"], path, key)
@@ -182,6 +183,24 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
     timing = {"configurations": len(spreads), "iterations_median": float(np.median(runs)) if runs else None,
               "cv_median": float(np.median(spreads)) if spreads else None}
     return records, tune_params, fields, removed, {"source_info": extra, "timing_noise": timing}
+
+
+def _build_share(entry: Mapping[str, Any], path: Path, key: str) -> float:
+    """A grouped sweep's compile cost of one configuration (ms): its library's build over the variants sharing it.
+
+    A host-CPU sweep with grouped compilation (analysis.sweep.variants) records Kernel Tuner's
+    `compile_time` as the look-up of the configuration's entry point and the build of the library
+    it came from as `library_build_time` (ms) and `library_variants`; a simulated evaluation pays
+    its share of that build. 0 for caches without them.
+    """
+    if "library_build_time" not in entry:
+        return 0.0
+    build = _eval_time(entry, "library_build_time", path, key, "library_build_time")
+    variants = entry.get("library_variants")
+    if not isinstance(variants, int) or isinstance(variants, bool) or variants < 1:
+        raise SpaceError(path, f"configuration '{key}' has library_variants {variants!r}; it must be a positive "
+                               "integer (how many configurations share the library build)", field="library_variants")
+    return build / variants
 
 
 def _spread(times: Any, path: Path, key: str) -> float | None:
