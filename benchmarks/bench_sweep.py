@@ -89,19 +89,19 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     lines: list[str] = []
 
-    def print(text: str) -> None:  # noqa: A001 - the report goes to stdout and, with --out, to a file
+    def emit(text: str) -> None:  # the report goes to stdout and, with --out, to a file
         lines.append(text)
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
     from analysis.sweep.run import cpu_model
 
-    print(f"# bench_sweep.py {' '.join(argv if argv is not None else sys.argv[1:])}")
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cpu_model()}, {os.cpu_count()} cores; "
+    emit(f"# bench_sweep.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    emit(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cpu_model()}, {os.cpu_count()} cores; "
           f"iterations {a.iterations}; load average before: {os.getloadavg()[0]:.2f}")
     first = f"baseline ({a.baseline_rev})" if a.baseline_rev else "per-configuration"
-    print(f"| kernel | configurations | mode | seconds | configurations/s | speed-up over {first} |")
-    print("|---|---|---|---|---|---|")
+    emit(f"| kernel | configurations | mode | seconds | configurations/s | speed-up over {first} |")
+    emit("|---|---|---|---|---|---|")
     ok = True
     with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
         folder = Path(tmp)
@@ -116,14 +116,14 @@ def main(argv: list[str] | None = None) -> int:
             base = res[modes[0][0]]["seconds"]
             for m, r in res.items():
                 label = f"{m} ({a.baseline_rev})" if m == "baseline" else m
-                print(f"| {kernel} | {len(r['cache'])} | {label} | {r['seconds']:.1f} | {len(r['cache']) / r['seconds']:.2f} "
+                emit(f"| {kernel} | {len(r['cache'])} | {label} | {r['seconds']:.1f} | {len(r['cache']) / r['seconds']:.2f} "
                       f"| {base / r['seconds']:.2f} |")
             g, p = res["grouped"]["cache"], res["per-configuration"]["cache"]
             same = list(g) == list(p) and all(g[k][f] == p[k][f] for k in g for f in ("mre", "nrmse", "nmae", "memory"))
             if not same or n == 0:
-                print(f"MISMATCH: {kernel}: the grouped and per-configuration caches differ")
+                emit(f"MISMATCH: {kernel}: the grouped and per-configuration caches differ")
                 ok = False
-    print(f"# load average after: {os.getloadavg()[0]:.2f}")
+    emit(f"# load average after: {os.getloadavg()[0]:.2f}")
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
         Path(a.out).write_text("\n".join(lines) + "\n")

@@ -9,7 +9,6 @@ configurations with identical error metrics.
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import json
 
@@ -33,25 +32,16 @@ def _sixteen_bit_combination(kernel: str) -> list[dict]:
     return [c for c in valid if all(c[p] == pick[p] for p in c if p not in own)]
 
 
-def _call(spec, func, config, inputs) -> dict[str, np.ndarray]:
-    args = harness.kernel_arguments(spec, config, inputs, "tiny", for_c=True)
-    func(*[a.ctypes.data_as(ctypes.c_void_p) if isinstance(a, np.ndarray) else harness._CTYPES[sa.type](a.item())
-           for a, sa in zip(args, spec.arguments)])
-    return {a.name: harness.decode(arr, spec.arg_type(a, config)) for a, arr in zip(spec.arguments, args)
-            if a.role == "output"}
-
-
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_every_variant_is_bit_identical_to_its_own_compile(kernel):
     spec = harness.load_spec(kernel)
     configs = _sixteen_bit_combination(kernel)
     assert len(configs) == spec.optimisation_combinations("cpu") > 1
     libraries = variants.GroupedLibraries(spec, "cpu", configs)
-    inputs = harness.make_inputs(kernel, "tiny")
     prefix = "".join(f"#define {k} {v}\n" for k, v in {**configs[0], "kernel_tuner": 1}.items()) + "#line 1\n"
     try:
         for config in configs:
-            grouped = _call(spec, libraries.function(config, prefix), config, inputs)
+            grouped = harness.call_port(spec, libraries.function(config, prefix), config, "tiny")
             alone = harness.run_cpu(kernel, config, "tiny")
             for name, values in alone.items():
                 assert np.array_equal(grouped[name], values, equal_nan=True), (kernel, config, name)

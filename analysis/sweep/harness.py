@@ -40,6 +40,11 @@ def cxx_flags() -> list[str]:
     return [*CXX_FLAGS, f"-I{COMMON_DIR}"]
 
 
+def port_compiler_options(spec: KernelSpec) -> list[str]:
+    """The options a sweep compiles a kernel's C++ port with (Kernel Tuner adds -fPIC itself): its folder included."""
+    return [*cxx_flags(), f"-I{spec.folder}"]
+
+
 def load_reference(kernel: str) -> ModuleType:
     """The kernel's reference.py as a module (make_inputs, reference)."""
     path = kernel_dir(kernel) / "reference.py"
@@ -160,13 +165,16 @@ def run_cpu(kernel: str, params: Mapping[str, Any], size_name: str = "tiny") -> 
     missing = [p for p in spec.tune_params("cpu") if p not in params]
     if missing:
         raise ValueError(f"{kernel}: configuration lacks parameters {missing}")
-    args = kernel_arguments(spec, params, make_inputs(kernel, size_name), size_name, for_c=True)
-    lib = ctypes.CDLL(str(compile_cpu(kernel, params)))
-    fn = getattr(lib, spec.function)
+    fn = getattr(ctypes.CDLL(str(compile_cpu(kernel, params))), spec.function)
     fn.restype = None
-    c_args = [a.ctypes.data_as(ctypes.c_void_p) if isinstance(a, np.ndarray) else _CTYPES[sa.type](a.item())
-              for a, sa in zip(args, spec.arguments)]
-    fn(*c_args)
+    return call_port(spec, fn, params, size_name)
+
+
+def call_port(spec: KernelSpec, fn: Any, params: Mapping[str, Any], size_name: str) -> dict[str, np.ndarray]:
+    """Call a compiled C function with the kernel's arguments for `params` once; float64 outputs by name."""
+    args = kernel_arguments(spec, params, make_inputs(spec.name, size_name), size_name, for_c=True)
+    fn(*[a.ctypes.data_as(ctypes.c_void_p) if isinstance(a, np.ndarray) else _CTYPES[sa.type](a.item())
+         for a, sa in zip(args, spec.arguments)])
     return {a.name: decode(arr, spec.arg_type(a, params)) for a, arr in zip(spec.arguments, args)
             if a.role == "output"}
 

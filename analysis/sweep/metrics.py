@@ -32,36 +32,52 @@ def _pair(out: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return y, r
 
 
+def _quiet() -> np.errstate:
+    """NaN, infinity and division by zero propagate into the metrics without warnings."""
+    return np.errstate(invalid="ignore", over="ignore", divide="ignore")
+
+
+def _parts(out: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """|y - y'|, |y'| and y' in float64 (call under _quiet())."""
+    y, r = _pair(out, ref)
+    return np.abs(y - r), np.abs(r), r
+
+
+def _mre(d: np.ndarray, a: np.ndarray, r: np.ndarray, atol: float = ATOL) -> float:
+    return float(np.mean(d / np.maximum(a, atol)))
+
+
+def _nrmse(d: np.ndarray, a: np.ndarray, r: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(d))) / abs(np.mean(r)))
+
+
+def _nmae(d: np.ndarray, a: np.ndarray, r: np.ndarray) -> float:
+    return float(np.sum(d) / np.sum(a))
+
+
 def mre(out: np.ndarray, ref: np.ndarray, atol: float = ATOL) -> float:
     """Mean relative error with the |reference| floored at `atol`."""
-    y, r = _pair(out, ref)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return float(np.mean(np.abs(y - r) / np.maximum(np.abs(r), atol)))
+    with _quiet():
+        return _mre(*_parts(out, ref), atol)
 
 
 def nrmse(out: np.ndarray, ref: np.ndarray) -> float:
     """Root-mean-square error divided by |mean of the reference|."""
-    y, r = _pair(out, ref)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        return float(np.sqrt(np.mean(np.square(y - r))) / abs(np.mean(r)))
+    with _quiet():
+        return _nrmse(*_parts(out, ref))
 
 
 def nmae(out: np.ndarray, ref: np.ndarray) -> float:
     """Sum of absolute errors divided by the sum of |reference|."""
-    y, r = _pair(out, ref)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        return float(np.sum(np.abs(y - r)) / np.sum(np.abs(r)))
+    with _quiet():
+        return _nmae(*_parts(out, ref))
 
 
 def error_metrics(out: np.ndarray, ref: np.ndarray) -> dict[str, float]:
-    """{mre, nrmse, nmae} of one output against its reference (the three functions above, sharing |y - y'|)."""
-    y, r = _pair(out, ref)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        d = np.abs(y - r)
-        a = np.abs(r)
-        return {"mre": float(np.mean(d / np.maximum(a, ATOL))),
-                "nrmse": float(np.sqrt(np.mean(np.square(d))) / abs(np.mean(r))),
-                "nmae": float(np.sum(d) / np.sum(a))}
+    """{mre, nrmse, nmae} of one output against its reference, sharing |y - y'| and |y'|."""
+    with _quiet():
+        parts = _parts(out, ref)
+        return {"mre": _mre(*parts), "nrmse": _nrmse(*parts), "nmae": _nmae(*parts)}
 
 
 def worst(per_output: list[dict[str, float]]) -> dict[str, float]:

@@ -400,7 +400,7 @@ def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: di
     if target == "cpu":
         _pin_openmp_runtime()
         source, name = timed_cpu_source(spec), f"tsb_timed_{spec.function}"
-        opts.update(lang="C", compiler=harness.CXX, compiler_options=[*harness.cxx_flags(), f"-I{spec.folder}"])
+        opts.update(lang="C", compiler=harness.CXX, compiler_options=harness.port_compiler_options(spec))
     else:
         source, name = str(spec.folder / "kernel.cu"), spec.function
         opts.update(_cuda_options(spec))
@@ -447,10 +447,8 @@ def kernel_tuner_scratch(cache: str | Path) -> Iterator[Path]:
 
 def timed_cpu_source(spec: KernelSpec) -> str:
     """Source handed to the C backend: kernel.cpp plus a wrapper returning the call's wall time in ms."""
-    from analysis.sweep.variants import timed_wrapper
-
     return "\n".join(["#include <time.h>", '#include "kernel.cpp"',
-                      *timed_wrapper(spec, f"tsb_timed_{spec.function}", spec.function)]) + "\n"
+                      *variants.timed_wrapper(spec, f"tsb_timed_{spec.function}", spec.function)]) + "\n"
 
 
 def _cmd_first_line(cmd: list[str]) -> str | None:

@@ -122,7 +122,7 @@ def build(spec: KernelSpec, common_defines: Mapping[str, Any], variants: Sequenc
     text = grouped_source(spec, common_defines, variants)
     src = lib.with_suffix(".cc")
     src.write_text(text)
-    flags = ["-fPIC", *harness.cxx_flags(), f"-I{spec.folder}", "-shared"]
+    flags = ["-fPIC", *harness.port_compiler_options(spec), "-shared"]  # as Kernel Tuner's C backend
     proc = subprocess.run([harness.CXX, str(src), *flags, "-o", str(lib)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{harness.CXX} failed for {spec.name}'s variants {list(variants)} with "
