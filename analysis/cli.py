@@ -108,7 +108,7 @@ def _ca_score(a: argparse.Namespace) -> None:
     if len(names) != len(a.runs):
         raise SystemExit("ca-score: --strategies and --runs need the same number of entries")
     constraint_aware.score(a.space_parquet, a.space_meta, json.loads(a.threshold), names,
-                           dict(zip(names, a.runs)), _ca_settings(a), a.scores, a.curves)
+                           dict(zip(names, a.runs)), _ca_settings(a), a.scores, a.curves, group=json.loads(a.group))
 
 
 def _ca_tables(a: argparse.Namespace) -> None:
@@ -138,7 +138,7 @@ def _spaces_table(a: argparse.Namespace) -> None:
 
     if len(a.meta) != len(a.fronts):
         raise SystemExit("spaces-table: --meta and --fronts need the same number of files")
-    df = spaces_table(a.meta, a.fronts, a.largest_budget)
+    df = spaces_table(a.meta, a.fronts, a.largest_budget, json.loads(a.excluded))
     write_csv(df, a.csv)
     write_text(to_markdown(df, "Search spaces", COLUMN_DOCS), a.md)
     log.info("spaces table: %d spaces -> %s, %s", len(df), a.csv, a.md)
@@ -257,6 +257,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--largest-budget", type=int, help="the study's largest budget (column budget_share_pct)")
+    s.add_argument("--excluded", default="{}",
+                   help='JSON {"device/kernel": reason} of the spaces kept out of the studies (column excluded)')
     s.set_defaults(func=_spaces_table)
 
     s = sub.add_parser("refdirs", help="compute and ship NSGA-III reference directions (data/refdirs)")
@@ -282,6 +284,8 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("ca-score", help="constraint-aware study: methodology scores of every strategy on one space")
     _space_args(s)
     s.add_argument("--threshold", default="null")
+    s.add_argument("--group", default="null", help="JSON: the space's group in the tables (config spaces[].group), "
+                                                   "or null: time, or accuracy threshold for a space with a threshold")
     s.add_argument("--strategies", required=True,
                    help="JSON {name: {algorithm, constraint_aware}}, in the order of --runs")
     s.add_argument("--runs", nargs="+", required=True)

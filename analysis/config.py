@@ -19,6 +19,9 @@ SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 FULL_STUDY = ROOT / "config" / "config.yaml"
 # Folders of the repository that hold the published study (and its committed inputs).
 PUBLISHED = ("tables", "figures", "data")
+# Row sets of the constraint-aware gains table that are no space group (analysis.constraint_aware's ALL_GROUP
+# and GPU_GROUP; not imported from there, which would load pandas wherever a config is read).
+RESERVED_GROUPS = ("all", "GPU")
 
 
 @functools.lru_cache(maxsize=1)
@@ -106,6 +109,7 @@ def validate(config: Any, source: str = "config", files: Sequence[str | Path] | 
         if key in seen:
             raise ConfigError(source, f"space {s['device']}/{s['kernel']} is listed twice", field=f"spaces[{i}]")
         seen.add(key)
+    _check_groups_and_exclusions(config, source)
     _check_simulation(config, source, explicit_kernels)
     _check_sweeps(config, source)
     _check_constraint_aware(config, source)
@@ -165,10 +169,30 @@ def _check_output_root(config: dict[str, Any], source: str, explicit: bool,
                               field="output_root")
 
 
-def _study_kernels(config: dict[str, Any]) -> list[str]:
-    """Kernels of the study's spaces: listed ones and sweeps that become spaces."""
-    kernels = [s["kernel"] for s in config["spaces"]] + [s["kernel"] for s in config["sweeps"] if s.get("space", True)]
+def _study_kernels(config: dict[str, Any], studied_only: bool = False) -> list[str]:
+    """Kernels of the study's spaces: listed ones and sweeps that become spaces; with `studied_only`, only
+    those of spaces that are not excluded."""
+    listed = [s for s in config["spaces"] if not (studied_only and s.get("excluded"))]
+    kernels = [s["kernel"] for s in listed] + [s["kernel"] for s in config["sweeps"] if s.get("space", True)]
     return sorted(set(kernels))
+
+
+def excluded_spaces(config: dict[str, Any]) -> dict[str, str]:
+    """"device/kernel" -> reason, for every space kept out of both studies (its `excluded`), in config order."""
+    return {f"{s['device']}/{s['kernel']}": s["excluded"] for s in config["spaces"] if s.get("excluded")}
+
+
+def _check_groups_and_exclusions(config: dict[str, Any], source: str) -> None:
+    """No space group takes the name of a row set of the gains table; at least one space is studied."""
+    for i, s in enumerate(config["spaces"]):
+        if s.get("group") in RESERVED_GROUPS:
+            raise ConfigError(source, f"'{s['group']}' names a row set of tables/constraint_aware_gains.csv "
+                                      f"({', '.join(RESERVED_GROUPS)}), not a group of spaces; choose another label",
+                              field=f"spaces[{i}].group")
+    swept = [s for s in config["sweeps"] if s.get("space", True)]
+    if not swept and all(s.get("excluded") for s in config["spaces"]):
+        raise ConfigError(source, "every space is excluded, so neither study would have a space; leave at least "
+                                  "one without `excluded`", field="spaces")
 
 
 def _check_options(algorithm: str, options: dict[str, Any], field: str, source: str) -> None:
@@ -196,10 +220,14 @@ def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
     ca = config["constraint_aware"]
     known = {f"{s['device']}/{s['kernel']}" for s in config["spaces"]}
     known |= {f"{s['device']}/{s['kernel']}" for s in config["sweeps"] if s.get("space", True)}
+    excluded = excluded_spaces(config)
     for i, name in enumerate(ca["spaces"] or []):
         if name not in known:
             raise ConfigError(source, f"unknown space '{name}' (defined: {', '.join(sorted(known))})",
                               field=f"constraint_aware.spaces[{i}]")
+        if name in excluded:
+            raise ConfigError(source, f"space '{name}' is excluded from the studies ({excluded[name]}); drop it "
+                                      "from this list or clear its `excluded`", field=f"constraint_aware.spaces[{i}]")
     for name, strategy in ca["strategies"].items():
         strategy.setdefault("options", {})
         where = f"constraint_aware.strategies.{name}.options"
@@ -207,11 +235,12 @@ def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
             raise ConfigError(source, "constraint_aware is set by the study (every strategy runs both ways)",
                               field=f"{where}.constraint_aware")
         _check_options(strategy["algorithm"], strategy["options"], where, source)
-    kernels = _study_kernels(config)
+    kernels = _study_kernels(config, studied_only=True)
     for kernel, threshold in ca["thresholds"].items():
         if kernel not in kernels:
-            raise ConfigError(source, f"'{kernel}' is not a kernel of any space of the study, so its threshold "
-                                      f"would apply to nothing (kernels: {', '.join(kernels)})",
+            aside = " (excluded spaces aside)" if excluded else ""
+            raise ConfigError(source, f"'{kernel}' is not a kernel of any space of the study{aside}, so its "
+                                      f"threshold would apply to nothing (kernels: {', '.join(kernels)})",
                               field=f"constraint_aware.thresholds.{kernel}")
         threshold.setdefault("error", "mre")
         threshold.setdefault("beta", 1.0)
@@ -234,10 +263,19 @@ def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: boo
     hp = config["hyperparameters"]
     grids = hp["grids"]
     kernels = _study_kernels(config)
+    studied = _study_kernels(config, studied_only=True)
     for i, kernel in enumerate(hp["kernels"]):
         if explicit_kernels and kernel not in kernels:
             raise ConfigError(source, f"'{kernel}' is not a kernel of any space of the study (kernels: "
                                       f"{', '.join(kernels)})", field=f"hyperparameters.kernels[{i}]")
+        if explicit_kernels and kernel not in studied:
+            raise ConfigError(source, f"every space of kernel '{kernel}' is excluded from the studies, so the grid "
+                                      "would have no training space of it", field=f"hyperparameters.kernels[{i}]")
+    training = set(hp["kernels"]) & set(kernels)
+    if training and not training & set(studied):
+        raise ConfigError(source, f"every space of the training kernels ({', '.join(sorted(training))}) is excluded "
+                                  "from the studies, so the grid would have no training space left",
+                          field="hyperparameters.kernels")
     for label, setting in sim["algorithms"].items():
         setting.setdefault("options", {})
         where = f"simulation.algorithms.{label}"
@@ -254,8 +292,8 @@ def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: boo
                 raise ConfigError(source, f"grid '{tuned}' tunes {grid_algorithm}, not "
                                   f"{setting['algorithm']} (nor its constraint-unaware twin)",
                                   field=f"{where}.tuned")
-            if not set(hp["kernels"]) & set(kernels):
-                raise ConfigError(source, f"takes the picks of grid '{tuned}', but no space of the study has a "
+            if not set(hp["kernels"]) & set(studied):
+                raise ConfigError(source, f"takes the picks of grid '{tuned}', but no studied space has a "
                                           f"training kernel (hyperparameters.kernels: {hp['kernels']}), so no grid runs",
                                   field=f"{where}.tuned")
             missing = sorted(set(sim["budgets"]) - set(hp["budgets"] or sim["budgets"]))

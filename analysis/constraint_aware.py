@@ -10,6 +10,9 @@ into a time to minimise, so every strategy compares configurations exactly as it
 
 Stages, one call each from the rules: `run` (all repetitions of one strategy with or without
 awareness on one space), `score` (every strategy on one space), `tables` (all spaces).
+
+Each space belongs to a group (config `spaces[].group`; by default `time` or `accuracy threshold`
+by what it is tuned on), and the gains table summarises all spaces, each group, and the GPU spaces.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from analysis.errors import InputError
 from analysis.io import write_csv, write_json, write_parquet, write_text
 from analysis.methodology import ScoreSettings, budget_for_space, run_accepted, score_runs
 from analysis.objectives import custom_objective
@@ -37,6 +41,19 @@ log = logging.getLogger(__name__)
 SEED_001_GAINS = {"genetic_algorithm": 0.801, "pso": 0.478, "diff_evo": 0.047, "firefly_algorithm": 0.245}
 PENALISED = "time_decay"
 ATTEMPTS = 20  # as the package's runner
+# Default groups of a space (config spaces[].group null): by what it is tuned on.
+TIME_GROUP, THRESHOLD_GROUP = "time", "accuracy threshold"
+# Row sets of the gains table besides the groups (analysis.config.RESERVED_GROUPS keeps spaces off these names):
+# every space, and every space tuned on time (the GPU spaces) whatever its group.
+ALL_GROUP, GPU_GROUP = "all", "GPU"
+
+
+def space_group(group: str | None, threshold: Mapping[str, Any] | None) -> str:
+    """The group of a space in the study tables: the configured one, else `accuracy threshold` for a space
+    with a threshold (tuned on time_decay) and `time` for one tuned on time."""
+    if group:
+        return group
+    return THRESHOLD_GROUP if threshold else TIME_GROUP
 
 
 def accepted_run(data: Any, algorithm: str, options: Mapping[str, Any], size: int, limits: Mapping[str, Any],
@@ -141,8 +158,11 @@ def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[st
 
 def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None,
           strategies: Mapping[str, Mapping[str, Any]], run_files: Mapping[str, str | Path],
-          settings: ScoreSettings, out_scores: str | Path, out_curves: str | Path) -> None:
-    """Score every strategy's runs on one space; write per-strategy scores and curves."""
+          settings: ScoreSettings, out_scores: str | Path, out_curves: str | Path, group: str | None = None) -> None:
+    """Score every strategy's runs on one space; write per-strategy scores and curves.
+
+    `group` is the space's configured group (None: the default of `space_group`), a column of the scores.
+    """
     space = Space.load(space_parquet, space_meta)
     objective, values = objective_values(space, threshold)
     space = with_objective(space, objective, values)
@@ -152,6 +172,7 @@ def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[
     result, limits = score_runs(space, objective, runs, settings, seed)
     counts = space.meta.get("counts", {})
     density = counts.get("constrained", len(space.table)) / counts.get("cartesian", len(space.table))
+    group = space_group(group, threshold)
     rows, curves = [], []
     span = result["time_range_s"]
     fraction = np.linspace(0.0, 1.0, len(span))  # the time range is a linspace: the same grid on every space
@@ -171,6 +192,7 @@ def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[
             "mean_distinct_evaluations": float(per_run["distinct"].mean()),
             "rejected_attempts": int(per_run["attempts"].sum() - len(per_run)),
             "time_limit_s": limits["time_limit_ms"] / 1e3, "cutoff_fevals": limits["fevals_end"],
+            "group": group,
         })
         curves.append(pd.DataFrame({
             "space": label, "algorithm": spec["algorithm"], "constraint_aware": bool(spec["constraint_aware"]),
@@ -201,11 +223,22 @@ def gains(scores: pd.DataFrame) -> pd.DataFrame:
     return wide.sort_values(["algorithm", "density", "space"], ignore_index=True)
 
 
+def summary_groups(per_space: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The row sets of the gains table: all spaces, each group (sorted), then GPU, every space tuned on
+    time whatever its group, where those spaces are neither all spaces nor exactly one group (it would
+    repeat that row set)."""
+    groups = [(ALL_GROUP, per_space)] + [(g, f) for g, f in per_space.groupby("group")]
+    gpu = per_space[per_space["objective"] != PENALISED]
+    if len(gpu) and all(set(gpu["space"]) != set(f["space"]) for _, f in groups):
+        groups.append((GPU_GROUP, gpu))
+    return groups
+
+
 def summary(per_space: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame:
-    """Per algorithm and space group: mean scores and gain over spaces, SD, bootstrap CI, seed 001's gain."""
+    """Per algorithm and row set of `summary_groups`: mean scores and gain over spaces, SD, bootstrap CI,
+    Spearman correlation of gain with density, seed 001's gain."""
     rows = []
-    groups = [("all", per_space)] + [(g, f) for g, f in per_space.groupby("group")]
-    for group, frame in groups:
+    for group, frame in summary_groups(per_space):
         for algorithm, f in frame.groupby("algorithm", sort=False):
             g = f["gain"].dropna().to_numpy(dtype=float)
             lo, hi = boot.ci(g) if len(g) else (math.nan, math.nan)
@@ -241,10 +274,14 @@ SCORES_DOCS = {
     "algorithm": "Kernel Tuner strategy (rs: random search, the reference, valid configurations only)",
     "score_aware": "performance score with constraint_aware=True, or of rs (0 = calculated RS baseline, 1 = optimum at once)",
     "score_unaware": "performance score with constraint_aware=False (empty for rs)",
-    "gain": "score_aware - score_unaware", "group": "time (benchmark_hub) or accuracy threshold (nine kernels)",
+    "gain": "score_aware - score_unaware",
+    "group": "the space's group (config spaces[].group; by default time for a space tuned on time, accuracy "
+             "threshold for one with a threshold)",
 }
 GAINS_DOCS = {
-    "group": "spaces summarised: all, time, or accuracy threshold",
+    "group": "spaces summarised: all; each group of the scores table; GPU, every space tuned on time (objective "
+             "time, not time_decay) whatever its group, listed when those spaces are neither all spaces nor "
+             "exactly one group",
     "algorithm": "Kernel Tuner strategy (rs: random search, the reference; no gain)",
     "spaces": "number of spaces", "score_aware": "mean score over spaces, constraint-aware",
     "score_unaware": "mean score over spaces, constraint-unaware", "gain": "mean gain over spaces",
@@ -253,8 +290,18 @@ GAINS_DOCS = {
     "gain_ci_high": "95 % percentile-bootstrap interval of the mean gain, upper end",
     "spaces_gaining": "spaces where awareness raised the score",
     "seed001_gain": "gain reported by seed 001 over its 24 spaces",
-    "gain_density_spearman": "Spearman correlation of the gain with the space density",
+    "gain_density_spearman": "Spearman correlation of the gain with the space density over the spaces of the "
+                             "row set (on GPU: over all GPU spaces; empty for fewer than three spaces)",
 }
+
+
+def _read_scores(path: str | Path) -> pd.DataFrame:
+    """One space's scores (rule ca_score); an error naming the file when it predates the `group` column."""
+    frame = pd.read_parquet(path)
+    if "group" not in frame.columns:
+        raise InputError(path, "has no column 'group' (written before spaces had groups); score the space again",
+                         field="group")
+    return frame
 
 
 def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path], out_dir: str | Path,
@@ -263,9 +310,9 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
     from analysis.spaces.table import to_markdown
 
     out_dir = Path(out_dir)
-    scores = pd.concat([pd.read_parquet(f) for f in score_files], ignore_index=True)
+    scores = pd.concat([_read_scores(f) for f in score_files], ignore_index=True)
     per_space = gains(scores)
-    per_space["group"] = np.where(per_space["objective"] == PENALISED, "accuracy threshold", "time")
+    per_space["group"] = per_space["space"].map(scores.groupby("space")["group"].first())
     summary_frame = summary(per_space, Bootstrap(resamples=resamples, seed=seed))
     scores = scores.sort_values(["space", "algorithm", "constraint_aware"], ignore_index=True)
     write_csv(scores, out_dir / "constraint_aware_runs.csv")  # per strategy: score, stops, budget

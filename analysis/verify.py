@@ -79,6 +79,9 @@ def _space_entry(config: dict[str, Any], space: str) -> dict[str, Any]:
     device, _, kernel = space.partition("/")
     for entry in config["spaces"]:
         if (entry["device"], entry["kernel"]) == (device, kernel):
+            if entry.get("excluded"):
+                raise InputError(None, f"space '{space}' is excluded from the studies ({entry['excluded']}), so "
+                                       "no row of it is published", field="--space")
             return entry
     known = ", ".join(f"{s['device']}/{s['kernel']}" for s in config["spaces"])
     raise InputError(None, f"space '{space}' is not a committed space of the config (they are: {known}; "

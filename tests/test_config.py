@@ -289,3 +289,67 @@ def test_integral_float_is_no_integer_and_nan_or_inf_no_number():
     assert exc.value.field == "constraint_aware.thresholds.k.tau"
     with pytest.raises(ConfigError, match="finite") as exc:
         cfg.validate({"spaces": [SPACE], "simulation": {"proposal_cap": float("inf")}})
+
+
+# A space's group (constraint-aware tables) and its exclusion from both studies.
+
+def test_group_and_excluded_default_to_null_and_take_a_label_or_a_reason():
+    c = cfg.validate({"spaces": [SPACE, {**SPACE, "device": "e", "group": "more", "excluded": "incomplete sweep"}]})
+    assert (c["spaces"][0]["group"], c["spaces"][0]["excluded"]) == (None, None)
+    assert (c["spaces"][1]["group"], c["spaces"][1]["excluded"]) == ("more", "incomplete sweep")
+    assert cfg.excluded_spaces(c) == {"e/k": "incomplete sweep"}
+
+
+@pytest.mark.parametrize("key,value,words", [
+    ("group", 3, "expected ['string', 'null'], found int 3"),
+    ("excluded", True, "expected ['string', 'null'], found bool True"),
+    ("group", "", "''"),
+    ("excluded", "", "''"),
+    ("group", "all", "names a row set of tables/constraint_aware_gains.csv"),
+    ("group", "GPU", "names a row set of tables/constraint_aware_gains.csv"),
+])
+def test_bad_group_or_exclusion_names_the_field(key, value, words):
+    with pytest.raises(ConfigError) as exc:
+        cfg.validate({"spaces": [{**SPACE, key: value}, {**SPACE, "device": "e"}]})
+    assert exc.value.field == f"spaces[0].{key}" and words in exc.value.detail
+
+
+def test_reserved_group_names_are_the_gains_tables_row_sets():
+    from analysis.constraint_aware import ALL_GROUP, GPU_GROUP
+
+    assert cfg.RESERVED_GROUPS == (ALL_GROUP, GPU_GROUP)
+
+
+def test_constraint_aware_study_must_not_name_an_excluded_space(tmp_path):
+    path = _tiny(tmp_path, "spaces: [A100/dedispersion, host-cpu/bessel]",
+                 "spaces: [A100/dedispersion, A4000/convolution, host-cpu/bessel]")
+    error = _error(path)
+    assert error.field == "constraint_aware.spaces[1]"
+    assert "'A4000/convolution' is excluded from the studies (CI: a space kept out" in error.detail
+
+
+def _excluding(kernel="k", **extra):
+    """A config whose space of `kernel` is excluded, beside a studied space of kernel j."""
+    return {"spaces": [{**SPACE, "kernel": kernel, "excluded": "incomplete"}, {**SPACE, "kernel": "j"}], **extra}
+
+
+@pytest.mark.parametrize("config,field,words", [
+    (_excluding(hyperparameters={"kernels": ["k"]}), "hyperparameters.kernels[0]",
+     "every space of kernel 'k' is excluded"),
+    (_excluding("bessel"), "hyperparameters.kernels",  # the default training kernels, all of them excluded
+     "every space of the training kernels (bessel) is excluded from the studies, so the grid would have no "
+     "training space left"),
+    (_excluding(constraint_aware={"thresholds": {"k": {"tau": -3}}}), "constraint_aware.thresholds.k",
+     "not a kernel of any space of the study (excluded spaces aside)"),
+    ({"spaces": [{**SPACE, "excluded": "incomplete"}]}, "spaces", "every space is excluded"),
+])
+def test_exclusions_that_leave_a_study_part_without_spaces_are_errors(config, field, words):
+    with pytest.raises(ConfigError) as exc:
+        cfg.validate(config, "my.yaml")
+    assert exc.value.field == field and words in exc.value.detail and str(exc.value).startswith("my.yaml: ")
+
+
+def test_the_default_training_kernels_skip_an_excluded_space_of_one_of_them():
+    c = cfg.validate({"spaces": [{**SPACE, "kernel": "bessel", "excluded": "incomplete"},
+                                 {**SPACE, "kernel": "mriq"}]})
+    assert cfg.excluded_spaces(c) == {"d/bessel": "incomplete"}

@@ -60,7 +60,8 @@ ODD_VALUES = [True, False, None, [], {}, [1, 2], ["time"], {"zzz": 1}, -1, 0, 1,
 # keys no mapping of the config has, and optional keys that test.yaml leaves to their defaults
 NEW_KEYS = ["zzz", "besel", "popsz", "O3", "constraint_aware", "rs", "tuned", "options", "fixed", "proposal_cap",
             "cutoff_margin", "cutoff_percentile", "beta", "error", "seed", "budgets", "format", "definition",
-            "objective_sets", "space", "random_search", "baseline", "mutation_eta", "crossover_operator"]
+            "objective_sets", "space", "random_search", "baseline", "mutation_eta", "crossover_operator", "group",
+            "excluded"]
 
 
 def _pick(draw, paths: list[tuple]) -> tuple:

@@ -11,8 +11,17 @@ import pandas as pd
 import pytest
 
 from analysis import config as study_config
-from analysis.constraint_aware import feasible_fraction, gains, objective_values, summary, with_objective
-from analysis.errors import ConfigError
+from analysis.constraint_aware import (
+    feasible_fraction,
+    gains,
+    objective_values,
+    space_group,
+    summary,
+    summary_groups,
+    tables,
+    with_objective,
+)
+from analysis.errors import ConfigError, InputError
 from analysis.methodology import (
     ScoreSettings,
     SpaceIndex,
@@ -201,6 +210,13 @@ def test_random_search_runs_as_the_reference_and_cannot_run_unaware(bessel, tmp_
     assert set(runs["stop_reason"]) == {"time_limit"}
     with pytest.raises(ValueError, match="cannot run constraint-unaware"):
         run(parquet, meta, None, "rs", "rs", {}, False, 2, settings, 10.0, tmp_path / "x.parquet", tmp_path / "x.json")
+    # scored, the space carries its configured group (a column of the scores)
+    from analysis.constraint_aware import score
+
+    strategies = {"rs": {"algorithm": "rs", "constraint_aware": True}}
+    score(parquet, meta, None, strategies, {"rs": tmp_path / "rs.parquet"}, settings, tmp_path / "s.parquet",
+          tmp_path / "c.parquet", group="benchmark_hub_more")
+    assert pd.read_parquet(tmp_path / "s.parquet")["group"].tolist() == ["benchmark_hub_more"]
 
 
 def test_decay_penalty_and_feasible_fraction(bessel):
@@ -257,3 +273,73 @@ def test_config_rejects_constraint_aware_in_options_and_unknown_spaces():
     cfg = study_config.validate(_config(spaces=None, thresholds={"convolution": {"tau": -4}}))
     assert cfg["constraint_aware"]["thresholds"]["convolution"] == {"tau": -4, "error": "mre", "beta": 1.0}
     assert set(cfg["constraint_aware"]["strategies"]) == {"ga", "pso", "de", "firefly"}
+
+
+def test_a_spaces_group_is_the_configured_one_or_by_what_it_is_tuned_on():
+    assert space_group("benchmark_hub_more", None) == "benchmark_hub_more"
+    assert space_group("cpu", {"tau": -3.5}) == "cpu"
+    assert space_group(None, None) == "time"
+    assert space_group(None, {"tau": -3.5, "error": "mre", "beta": 1.0}) == "accuracy threshold"
+
+
+def _space_scores(space, density, group, gain, objective="time"):
+    """One space's scores as rule ca_score writes them: PSO with and without awareness (gaining `gain`) and RS."""
+    device, kernel = space.split("/")
+    base = {"space": space, "kernel": kernel, "device": device, "objective": objective,
+            "threshold": -3.5 if objective == "time_decay" else math.nan, "feasible_fraction": 1.0,
+            "density": density, "group": group}
+    return pd.DataFrame([
+        {**base, "strategy": "pso_aware", "algorithm": "pso", "constraint_aware": True, "score": 0.5 + gain},
+        {**base, "strategy": "pso_unaware", "algorithm": "pso", "constraint_aware": False, "score": 0.5},
+        {**base, "strategy": "rs", "algorithm": "rs", "constraint_aware": True, "score": 0.01},
+    ])
+
+
+def _tables(tmp_path, spaces):
+    files = []
+    for i, args in enumerate(spaces):
+        files.append(tmp_path / f"s{i}.parquet")
+        _space_scores(*args).to_parquet(files[-1])
+    curve = tmp_path / "curve.parquet"
+    pd.DataFrame({"space": [spaces[0][0]], "time_fraction": [0.0], "score": [0.0]}).to_parquet(curve)
+    tables(files, [curve], tmp_path, tmp_path / "curves.parquet", resamples=200, seed=0)
+    return pd.read_csv(tmp_path / "constraint_aware_scores.csv"), pd.read_csv(tmp_path / "constraint_aware_gains.csv")
+
+
+def test_tables_group_spaces_as_configured_and_summarise_all_gpu_spaces(tmp_path):
+    # four time-tuned (GPU) spaces in two configured groups, gain rising with density, and a thresholded one
+    per_space, table = _tables(tmp_path, [
+        ("A100/convolution", 0.2, "benchmark_hub", 0.1), ("A100/dedispersion", 0.5, "benchmark_hub", 0.3),
+        ("RTX_3090/gemm", 0.7, "benchmark_hub_more", 0.4), ("RTX_3090/pnpoly", 0.9, "benchmark_hub_more", 0.6),
+        ("host-cpu/bessel", 0.3, "accuracy threshold", -0.5, "time_decay")])
+    pso = per_space[per_space["algorithm"] == "pso"].set_index("space")
+    assert pso.loc["RTX_3090/gemm", "group"] == "benchmark_hub_more" and per_space.columns[-1] == "group"
+    assert list(dict.fromkeys(table["group"])) == ["all", "accuracy threshold", "benchmark_hub",
+                                                   "benchmark_hub_more", "GPU"]
+    rows = table.set_index(["group", "algorithm"])
+    gpu = rows.loc[("GPU", "pso")]
+    assert gpu["spaces"] == 4 and gpu["gain"] == pytest.approx(0.35) and gpu["spaces_gaining"] == 4
+    assert gpu["gain_density_spearman"] == pytest.approx(1.0)  # over all four GPU spaces, across the groups
+    assert rows.loc[("all", "pso"), "spaces"] == 5 and rows.loc[("all", "pso"), "gain_density_spearman"] < 1.0
+    assert math.isnan(rows.loc[("benchmark_hub", "pso"), "gain_density_spearman"])  # two spaces: no correlation
+    doc = (tmp_path / "constraint_aware_gains.md").read_text()
+    assert "GPU, every space tuned on time" in doc and "on GPU: over all GPU spaces" in doc
+
+
+def test_no_gpu_row_set_when_it_would_repeat_one_group(tmp_path):
+    # the default groups: the GPU spaces are exactly the group `time`
+    _, table = _tables(tmp_path, [("A100/convolution", 0.2, "time", 0.1), ("A100/dedispersion", 0.5, "time", 0.3),
+                                  ("host-cpu/bessel", 0.3, "accuracy threshold", -0.5, "time_decay")])
+    assert list(dict.fromkeys(table["group"])) == ["all", "accuracy threshold", "time"]
+    # and when every space is a GPU space, they are all of them
+    only = gains(pd.concat([_space_scores("a/x", 0.2, "g1", 0.1), _space_scores("b/y", 0.4, "g2", 0.2)]))
+    only["group"] = only["space"].map({"a/x": "g1", "b/y": "g2"})
+    assert [g for g, _ in summary_groups(only)] == ["all", "g1", "g2"]
+
+
+def test_scores_without_a_group_column_are_refused_naming_the_file(tmp_path):
+    path = tmp_path / "old.parquet"
+    _space_scores("a/x", 0.2, "time", 0.1).drop(columns="group").to_parquet(path)
+    with pytest.raises(InputError, match="no column 'group'") as exc:
+        tables([path], [path], tmp_path, tmp_path / "curves.parquet", resamples=200, seed=0)
+    assert exc.value.path == str(path) and exc.value.field == "group"

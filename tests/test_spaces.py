@@ -461,3 +461,32 @@ def test_restrictions_reaching_kernel_tuner_are_checked_however_built(tmp):
     data.restrictions.append("__import__('os').getcwd() != ''")  # changed after construction
     with pytest.raises(InputError, match="not allowed"):
         fresh_searchspace(data)
+
+
+def test_spaces_table_shows_why_a_space_is_excluded_and_what_its_sweep_lacks(tmp, capfd):
+    import pandas as pd
+
+    from analysis.cli import main
+    from analysis.spaces import fronts
+    from analysis.spaces.table import COLUMN_DOCS
+
+    args = []
+    for device, values in (("d", (3.0, 1.0, 2.0, 5.0, 4.0)), ("e", (3.0, 1.0, 2.0))):  # e: 2 configurations missing
+        s = make(tmp, [{"time": t} for t in values])
+        s.meta["device"] = device
+        s.save(tmp / f"{device}.parquet", tmp / f"{device}.json")
+        fronts.run(tmp / f"{device}.parquet", tmp / f"{device}.json", {"time": ["time"]}, tmp / f"{device}.f.parquet",
+                   tmp / f"{device}.f.json")
+        args.append((str(tmp / f"{device}.json"), str(tmp / f"{device}.f.json")))
+    files = ["--meta", *(m for m, _ in args), "--fronts", *(f for _, f in args)]
+    reason = "incomplete sweep: 3 of the 5 configurations measured"
+    out = ["--csv", str(tmp / "spaces.csv"), "--md", str(tmp / "spaces.md")]
+    assert main(["spaces-table", *files, "--excluded", json.dumps({"e/k": reason}), *out]) == 0
+    table = pd.read_csv(tmp / "spaces.csv", keep_default_na=False).set_index("space")
+    assert table.loc["e/k", "excluded"] == reason and table.loc["d/k", "excluded"] == ""
+    assert (table.loc["e/k", "missing"], table.loc["d/k", "missing"]) == (2, 0)
+    md = (tmp / "spaces.md").read_text()
+    assert reason in md and f"- `excluded`: {COLUMN_DOCS['excluded']}" in md
+    # a reason for a space the table lacks is an error naming the option
+    assert main(["spaces-table", *files, "--excluded", json.dumps({"x/k": reason}), *out]) == 2
+    assert "field '--excluded': reasons given for spaces not in the table: x/k" in capfd.readouterr().err

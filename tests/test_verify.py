@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
 import yaml
 
 from analysis import config as study_config
@@ -81,3 +82,12 @@ def test_compare_reports_missing_and_unpublished_rows():
 def test_a_space_without_committed_data_is_refused():
     out = cli("verify-space", "--space", "host-cpu/bessel", "--config", "config/test.yaml", "--tables", "tables")
     assert out.returncode == 2 and "no committed data" in out.stderr
+
+
+def test_an_excluded_space_is_refused_with_its_reason():
+    from analysis.errors import InputError
+
+    config = study_config.load(REPO / "config" / "test.yaml", workdir=REPO)
+    with pytest.raises(InputError, match=r"'A4000/convolution' is excluded from the studies \(CI: ") as exc:
+        verify.rerun(config, "A4000/convolution", REPO / "tables" / "hyperparameters.csv", REPO / ".unused")
+    assert exc.value.field == "--space"

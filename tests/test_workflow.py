@@ -63,12 +63,26 @@ def test_sweep_shards_with_two_thread_configurations_take_both_cores(tmp_path):
 def test_dry_run_tiny_config(tmp_path):
     jobs = planned_jobs("--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
     # 2 imported spaces + the swept host-cpu/bessel (2 shards, 1 merge) x 4 settings, and the 2 x 2
-    # grid on the one training space
-    assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=3, true_fronts=3, spaces_table=1,
+    # grid on the one training space; the excluded A4000/convolution is imported, with its fronts, and no more
+    assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=4, true_fronts=4, spaces_table=1,
                            simulate=3 * 4, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1, study_tables=1,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
                            ca_run=2 * (2 * 2 + 1), ca_score=2, ca_tables=1, figure_constraint_aware=1,
                            figure_constraint_aware_spaces=1, all=1)
+
+
+def test_excluded_space_is_imported_and_tabulated_but_never_run(tmp_path):
+    """config/test.yaml's A4000/convolution, excluded: no comparison, grid (its kernel trains) or constraint-aware job."""
+    out = snakemake("-n", "-p", "--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr + out.stdout
+    jobs = re.split(r"\n(?=(?:local)?rule \w+:)", out.stdout)
+    touching = Counter(re.match(r"(?:local)?rule (\w+):", j).group(1) for j in jobs if "A4000" in j)
+    assert touching == Counter(import_space=1, true_fronts=1, spaces_table=1)
+    table_job = next(j for j in jobs if j.startswith("rule spaces_table:"))
+    assert """--excluded '{"A4000/convolution": "CI: a space kept out of both studies""" in table_job
+    # the constraint-aware study passes each space's group: configured, or null for ca-score's default
+    groups = re.findall(r"ca-score .*?--group (\S+)", out.stdout)
+    assert sorted(groups) == sorted(["'\"benchmark_hub\"'", "null"])
 
 
 def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
@@ -83,9 +97,14 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     # the run itself is the session's fixture (conftest.tiny_run), shared with test_slurm
     root = tiny_run / ".test-output"
     table = pd.read_csv(root / "tables/spaces.csv")
-    assert table["space"].tolist() == ["A100/convolution", "A100/dedispersion", "host-cpu/bessel"]
-    assert table["constrained_size"].tolist() == [4362, 11130, 24]
-    assert table["failed_runtime"].tolist() == [155, 0, 0]
+    assert table["space"].tolist() == ["A100/convolution", "A100/dedispersion", "A4000/convolution", "host-cpu/bessel"]
+    assert table["constrained_size"].tolist() == [4362, 11130, 4362, 24]
+    assert table["failed_runtime"].tolist() == [155, 0, 155, 0]
+    # the excluded space is tabulated with its reason, and no run was made on it
+    assert table["excluded"].fillna("").str.startswith("CI: ").tolist() == [False, False, True, False]
+    assert "CI: a space kept out of both studies" in (root / "tables/spaces.md").read_text()
+    assert (root / "results/spaces/A4000/convolution/fronts.json").exists()
+    assert not any((root / "results" / d / "A4000").exists() for d in ("runs", "indicators", "constraint_aware/runs"))
     # the Bessel slice was swept here, through Kernel Tuner's C backend, into a space with five objectives
     sweep = root / "results/sweeps/cpu/host-cpu/bessel"
     provenance = json.loads((sweep / "provenance.json").read_text())
@@ -93,10 +112,10 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     # each shard passed the correctness gate before measuring; no output held NaN or infinity
     assert all(s["correctness_gate"]["nrmse"] < 1e-12 and s["nonfinite_configurations"] == 0
                for s in provenance["shards"])
-    assert table["invalid_output"].tolist() == [0, 0, 0]
+    assert table["invalid_output"].tolist() == [0, 0, 0, 0]
     shard_log = (root / "logs/sweeps/cpu/host-cpu/bessel/shard-0-of-2.log").read_text()
     assert "correctness gate passed" in shard_log and re.search(r": 12/12 configurations .* left", shard_log)
-    bessel = table.iloc[2]
+    bessel = table.iloc[3]
     assert 0 < bessel["time_ms_min"] and bessel["memory_bytes_min"] == 2048 * 4 and bessel["mre_min"] < 1e-15
     assert (root / "tables/spaces.md").read_text().startswith("# Search spaces")
     fronts = json.loads((root / "results/spaces/A100/convolution/fronts.json").read_text())
@@ -130,7 +149,11 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     last = ca_runs.groupby("repetition")["sim_time_ms"].max()
     assert (last[ca_runs.groupby("repetition")["stop_reason"].first() == "time_limit"] > limit["time_limit_ms"]).all()
     gains = pd.read_csv(root / "tables/constraint_aware_gains.csv")
-    assert set(gains["algorithm"]) == {"genetic_algorithm", "diff_evo", "rs"} and set(gains["group"]) >= {"all"}
+    assert set(gains["algorithm"]) == {"genetic_algorithm", "diff_evo", "rs"}
+    # the configured group, and the default of a thresholded space; one GPU space, so no GPU row set
+    assert set(gains["group"]) == {"all", "benchmark_hub", "accuracy threshold"}
+    ca_groups = pd.read_csv(root / "tables/constraint_aware_scores.csv").groupby("space")["group"].first()
+    assert ca_groups.to_dict() == {"A100/dedispersion": "benchmark_hub", "host-cpu/bessel": "accuracy threshold"}
     for fig in ("score_over_time", "spaces"):
         assert (root / f"figures/constraint_aware/{fig}.png").stat().st_size > 10_000
     for log in ("runs/A100/dedispersion/time/nsga2.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log",

@@ -1,12 +1,15 @@
-"""tables/spaces.csv: per space the sizes, density, failures, |Z| per objective set, objective ranges."""
+"""tables/spaces.csv: per space the sizes, density, failures, |Z| per objective set, objective ranges, and why a
+space is kept out of the studies."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
+
+from analysis.errors import InputError
 
 COLUMN_DOCS = {
     "space": "device/kernel",
@@ -29,6 +32,8 @@ COLUMN_DOCS = {
     "Z_<set>": "|Z|: distinct objective vectors on the true Pareto front of that objective set",
     "excluded_<set>": "configurations excluded from that objective set (failed or non-finite)",
     "<objective>_<unit>_min / _max": "range of the objective over measured, finite configurations",
+    "excluded": "why the space is kept out of both studies (its config `excluded`, e.g. an incomplete sweep: see "
+                "`missing`): imported and tabulated, but no run is simulated on it; empty for a space in the studies",
 }
 
 
@@ -70,10 +75,20 @@ def space_row(meta: dict[str, Any], fronts: dict[str, Any], largest_budget: int 
 
 
 def spaces_table(meta_paths: Sequence[str | Path], front_paths: Sequence[str | Path],
-                 largest_budget: int | None = None) -> pd.DataFrame:
-    """The spaces table, one row per space, in the order given."""
+                 largest_budget: int | None = None, excluded: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The spaces table, one row per space, in the order given.
+
+    `excluded` maps "device/kernel" to the reason the space is kept out of the studies (column
+    `excluded`, empty for the others); a reason for a space not in the table is an error.
+    """
+    excluded = dict(excluded or {})
     rows = [space_row(json.loads(Path(m).read_text()), json.loads(Path(f).read_text()), largest_budget)
             for m, f in zip(meta_paths, front_paths)]
+    unknown = sorted(set(excluded) - {r["space"] for r in rows})
+    if unknown:
+        raise InputError(None, f"reasons given for spaces not in the table: {', '.join(unknown)}", field="--excluded")
+    for row in rows:
+        row["excluded"] = excluded.get(row["space"], "")
     return pd.DataFrame(rows)
 
 

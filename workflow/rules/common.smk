@@ -42,17 +42,20 @@ def sweep_dir(target, device, kernel):
 for (_t, _d, _k), _s in SWEEPS.items():
     if _s["space"]:
         SPACES[(_d, _k)] = study_config.sweep_space(_s, sweep_dir(_t, _d, _k))
+# A space with `excluded: <reason>` is imported and tabulated, but neither study runs on it.
+EXCLUDED = study_config.excluded_spaces(config)
+STUDIED = [key for key in SPACES if f"{key[0]}/{key[1]}" not in EXCLUDED]
 SIM = config["simulation"]
 SETTINGS = SIM["algorithms"]  # the comparison
 HP = config["hyperparameters"]
 HP_BUDGETS = HP["budgets"] or SIM["budgets"]
-TRAINING = [key for key in SPACES if key[1] in HP["kernels"]]
+TRAINING = [key for key in STUDIED if key[1] in HP["kernels"]]
 # The hyperparameter grid's settings, run only where training spaces exist.
 GRID_SETTINGS = hyperparams.expand(HP["grids"]) if TRAINING else {}
 ALL_SETTINGS = {**SETTINGS, **GRID_SETTINGS}
 # The constraint-aware study: its spaces and each strategy with and without awareness.
 CA = config["constraint_aware"]
-CA_SPACES = [key for key in SPACES if CA["spaces"] is None or f"{key[0]}/{key[1]}" in CA["spaces"]]
+CA_SPACES = [key for key in STUDIED if CA["spaces"] is None or f"{key[0]}/{key[1]}" in CA["spaces"]]
 CA_STRATEGIES = {
     f"{name}_{'aware' if aware else 'unaware'}": {
         "algorithm": spec["algorithm"], "options": spec["options"], "constraint_aware": aware}
@@ -98,8 +101,13 @@ def get_space_inputs(wildcards):
 
 
 def space_ids():
-    """Every space as (device, kernel), in config order."""
+    """Every space as (device, kernel), in config order, excluded ones included."""
     return list(SPACES)
+
+
+def studied_space_ids():
+    """The spaces the studies run on (every space but the excluded ones), in config order."""
+    return list(STUDIED)
 
 
 def expand_spaces(pattern):
@@ -121,7 +129,7 @@ def comparison_cells():
     """(device, kernel, objective set, setting, budget) of every comparison run file."""
     return [
         (d, k, objective_set, setting, budget)
-        for d, k in space_ids()
+        for d, k in studied_space_ids()
         for objective_set in space_objective_sets(d, k)
         for setting in SETTINGS
         for budget in SIM["budgets"]
@@ -194,6 +202,11 @@ def get_final_outputs():
 def ca_threshold(wildcards):
     """JSON of the accuracy threshold of a constraint-aware study space (null: tuned on time)."""
     return json_arg(CA["thresholds"].get(wildcards.kernel))
+
+
+def ca_group(wildcards):
+    """JSON of the configured group of a constraint-aware study space (null: ca-score picks the default)."""
+    return json_arg(get_space(wildcards)["group"])
 
 
 def ca_run_files(wildcards):

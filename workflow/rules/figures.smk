@@ -13,10 +13,10 @@ def figure_outputs():
     """Every figure (PDF and PNG) the config implies."""
     stems = [
         f"{FIGURES}/anytime/{d}/{k}/{objective_set}"
-        for d, k in space_ids()
+        for d, k in studied_space_ids()
         for objective_set in space_objective_sets(d, k)
     ]
-    sets = dict.fromkeys(o for d, k in space_ids() for o in space_objective_sets(d, k))
+    sets = dict.fromkeys(o for d, k in studied_space_ids() for o in space_objective_sets(d, k))
     stems += [f"{FIGURES}/anytime/all_{objective_set}" for objective_set in sets]
     stems += [f"{FIGURES}/tradeoff/{d}/{k}/{TRADEOFF_ERROR}" for d, k in mixed_precision_spaces()]
     if GRID_SETTINGS:

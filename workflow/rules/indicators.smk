@@ -57,11 +57,13 @@ rule ca_score:
         f"{RESULTS}/benchmarks/constraint_aware/{{device}}/{{kernel}}.score.tsv"
     params:
         threshold=ca_threshold,
+        group=ca_group,
         strategies=json_arg(CA_STRATEGIES),
         settings=json_arg({**CA_SETTINGS, "baseline": CA["baseline"]}),
     conda:
         ENV
     shell:
         "{CLI} ca-score --space-parquet {input.parquet:q} --space-meta {input.meta:q} --threshold {params.threshold}"
+        " --group {params.group}"
         " --strategies {params.strategies} --runs {input.runs:q} --settings {params.settings}"
         " --scores {output.scores:q} --curves {output.curves:q} 2> {log:q}"

@@ -50,8 +50,9 @@ rule spaces_table:
         f"{LOGS}/tables/spaces.log",
     params:
         largest_budget=max(SIM["budgets"]),
+        excluded=json_arg(EXCLUDED),
     conda:
         ENV
     shell:
         "{CLI} spaces-table --meta {input.meta:q} --fronts {input.fronts:q} --largest-budget {params.largest_budget}"
-        " --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        " --excluded {params.excluded} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
