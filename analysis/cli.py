@@ -93,12 +93,18 @@ def _ca_settings(a: argparse.Namespace):
     return ScoreSettings.from_config(json.loads(a.settings))
 
 
+def _ca_budget(a: argparse.Namespace) -> None:
+    from analysis import constraint_aware
+
+    constraint_aware.space_budget(a.space_parquet, a.space_meta, json.loads(a.threshold), _ca_settings(a), a.out)
+
+
 def _ca_run(a: argparse.Namespace) -> None:
     from analysis import constraint_aware
 
     constraint_aware.run(a.space_parquet, a.space_meta, json.loads(a.threshold), a.name, a.algorithm,
                          json.loads(a.options), a.aware == "true", a.repetitions, _ca_settings(a),
-                         a.proposal_cap, a.out, a.budget_out)
+                         a.proposal_cap, a.out, a.budget_out, budget=a.budget or None)
 
 
 def _ca_score(a: argparse.Namespace) -> None:
@@ -267,6 +273,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--replace", action="store_true", help="recompute pairs already shipped")
     s.set_defaults(func=_refdirs)
 
+    s = sub.add_parser("ca-budget", help="constraint-aware study: the methodology's time budget of one space")
+    _space_args(s)
+    s.add_argument("--threshold", default="null", help="JSON {tau, error, beta} or null (tune on time)")
+    s.add_argument("--settings", default="{}", help="JSON methodology settings (cutoff_percentile, ...)")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=_ca_budget)
+
     s = sub.add_parser("ca-run", help="constraint-aware study: all runs of one strategy (aware or not) on one space")
     _space_args(s)
     s.add_argument("--threshold", default="null", help="JSON {tau, error, beta} or null (tune on time)")
@@ -279,6 +292,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--proposal-cap", type=float, default=10.0)
     s.add_argument("--out", required=True)
     s.add_argument("--budget-out", required=True)
+    s.add_argument("--budget", default="", help="the space's budget from ca-budget (default: computed here)")
     s.set_defaults(func=_ca_run)
 
     s = sub.add_parser("ca-score", help="constraint-aware study: methodology scores of every strategy on one space")

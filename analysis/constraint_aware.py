@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -109,20 +110,52 @@ def feasible_fraction(space: Space, threshold: Mapping[str, Any] | None) -> floa
         return float(np.mean(np.log10(error) < float(threshold["tau"])))
 
 
+def space_budget(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None,
+                 settings: ScoreSettings, out: str | Path) -> None:
+    """The methodology's time budget of one space (`budget_for_space`), written once for all its strategies."""
+    space = Space.load(space_parquet, space_meta)
+    objective, values = objective_values(space, threshold)
+    limits = budget_for_space(with_objective(space, objective, values), objective, settings)
+    write_json({**limits, "objective": objective, "threshold": dict(threshold or {}), "settings": asdict(settings)},
+               out)
+
+
+def read_budget(path: str | Path, objective: str, threshold: Mapping[str, Any] | None,
+                settings: ScoreSettings) -> dict[str, Any]:
+    """The limits `space_budget` wrote to `path`, checked against the objective, threshold and settings of the run."""
+    import json
+
+    try:
+        stored = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read the space's budget: {exc}") from None
+    expected = {"objective": objective, "threshold": dict(threshold or {}), "settings": asdict(settings)}
+    for field, value in expected.items():
+        if stored.get(field) != value:
+            raise ValueError(f"{path}: field {field!r} is {stored.get(field)!r}, the run has {value!r}; "
+                             "the budget belongs to another study setting (rerun rule ca_budget)")
+    return {key: value for key, value in stored.items() if key not in expected}
+
+
 def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None, name: str,
         algorithm: str, options: Mapping[str, Any], constraint_aware: bool, repetitions: int,
-        settings: ScoreSettings, proposal_cap: float, out: str | Path, budget_out: str | Path) -> None:
+        settings: ScoreSettings, proposal_cap: float, out: str | Path, budget_out: str | Path,
+        budget: str | Path | None = None) -> None:
     """All repetitions of one strategy (with or without constraint awareness) on one space.
 
     Each run is limited by the methodology's time budget on the simulated clock and by
     `proposal_cap` x the space size proposals; its seed comes from its identity. A run the
     package's runner would reject (too few evaluations in the scored time range) is made again
-    with the next seed, as there; `attempts` records how many it took.
+    with the next seed, as there; `attempts` records how many it took. The budget is read from
+    `budget` (written by `space_budget`) or, without it, computed here.
     """
     space = Space.load(space_parquet, space_meta)
     objective, values = objective_values(space, threshold)
     space = with_objective(space, objective, values)
-    limits = budget_for_space(space, objective, settings)
+    if budget is not None:
+        limits = read_budget(budget, objective, threshold, settings)
+    else:
+        limits = budget_for_space(space, objective, settings)
     # random search draws valid configurations only and has no constraint_aware option
     if "constraint_aware" in get_algorithm(algorithm).options:
         options = {**options, "constraint_aware": bool(constraint_aware)}

@@ -343,3 +343,24 @@ def test_scores_without_a_group_column_are_refused_naming_the_file(tmp_path):
     with pytest.raises(InputError, match="no column 'group'") as exc:
         tables([path], [path], tmp_path, tmp_path / "curves.parquet", resamples=200, seed=0)
     assert exc.value.path == str(path) and exc.value.field == "group"
+
+
+def test_a_space_budget_written_once_gives_the_same_runs_and_refuses_another_setting(bessel, tmp_path):
+    from analysis.constraint_aware import run, space_budget
+
+    meta, parquet = tmp_path / "space.json", tmp_path / "space.parquet"
+    bessel.save(parquet, meta)
+    settings = ScoreSettings(time_resolution=50)
+    threshold = {"tau": -3.5, "error": "mre", "beta": 1.0}
+    space_budget(parquet, meta, threshold, settings, tmp_path / "budget.json")
+    for name, budget_file in (("computed", None), ("read", tmp_path / "budget.json")):
+        run(parquet, meta, threshold, "pso", "pso", {}, True, 2, settings, 10.0, tmp_path / f"{name}.parquet",
+            tmp_path / f"{name}.json", budget=budget_file)
+    assert pd.read_parquet(tmp_path / "read.parquet").equals(pd.read_parquet(tmp_path / "computed.parquet"))
+    assert (tmp_path / "read.json").read_text() == (tmp_path / "computed.json").read_text()
+    with pytest.raises(ValueError, match=r"budget\.json: field 'objective'"):
+        run(parquet, meta, None, "pso", "pso", {}, True, 2, settings, 10.0, tmp_path / "x.parquet",
+            tmp_path / "x.json", budget=tmp_path / "budget.json")
+    with pytest.raises(ValueError, match=r"budget\.json: field 'settings'"):
+        run(parquet, meta, threshold, "pso", "pso", {}, True, 2, ScoreSettings(), 10.0, tmp_path / "x.parquet",
+            tmp_path / "x.json", budget=tmp_path / "budget.json")

@@ -268,19 +268,51 @@ def test_hashed_duplicate_elimination_matches_pairwise() -> None:
             assert np.array_equal(expected, got)
 
 
+def test_vectorised_snapping_matches_kernel_tuner() -> None:
+    """The snap and the nearest-valid repair give Kernel Tuner's answers, at random points and on exact ties."""
+    from kernel_tuner.searchspace import Searchspace
+    from kernel_tuner.strategies import common
+
+    from analysis.simulate import accel
+
+    params = {**TINY_PARAMS, "d": [1, 2, 3]}
+    searchspace = Searchspace(params, TINY_RESTRICTIONS, 1024)
+    rng = np.random.default_rng(11)
+    for eps in (1e-3, 0.05, 1 / 3):
+        span = [eps * len(v) for v in params.values()]
+        grid = [[0.5 * eps + i * eps for i in range(len(v))] for v in params.values()]
+        points = [rng.uniform(0, span) for _ in range(300)]
+        points += [np.array([g[rng.integers(len(g))] for g in grid]) for _ in range(100)]  # on grid points: ties
+        for x in points:
+            snapped = common.unscale_and_snap_to_nearest(x, params, eps)
+            assert accel.unscale_and_snap_to_nearest(x, params, eps) == snapped
+            invalid = [tuple(c) for c in itertools.product(*params.values()) if c[0] * c[1] > LIMIT]
+            for config in (tuple(snapped), invalid[rng.integers(len(invalid))]):
+                expected = common.unscale_and_snap_to_nearest_valid(x, list(config), searchspace, eps)
+                assert accel.unscale_and_snap_to_nearest_valid(x, list(config), searchspace, eps) == expected
+
+
 @pytest.mark.skipif(HUB is None, reason="benchmark_hub data not available")
-@pytest.mark.parametrize("name", ["rs", "nsga2", "nsga3"])
-def test_identical_to_tune_kernel_on_real_cache(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "options"), [
+    ("rs", {}), ("nsga2", {}), ("nsga3", {}),
+    *[(s, {"constraint_aware": aware}) for s in ("genetic_algorithm", "pso", "diff_evo", "firefly_algorithm")
+      for aware in (True, False)],
+])
+def test_identical_to_tune_kernel_on_real_cache(name: str, options: dict, tmp_path: Path) -> None:
     kernel = HUB / "kernels" / "convolution_milo.json"
     cache = HUB / "cachefiles" / "convolution_milo" / "A100.json.gz"
     for objectives, directions in ((["time"], None), (["time", "compile_time"], ["min", "min"])):
+        if len(objectives) > 1 and not get_algorithm(name).multi_objective:
+            continue
         space = SpaceData.from_cache_file(cache, kernel, objectives, directions)
         cache_json = write_cache_json(space, tmp_path / "A100.json")
         for seed in (3, 4):
-            engine = simulate_run(space, name, {}, 40, seed)
-            reference = tune_kernel_trace(space, cache_json, name, {}, 40, seed)
-            assert engine.comparable() == reference.comparable(), (name, objectives, seed)
-            assert engine.evaluations_spent == 40
+            engine = simulate_run(space, name, options, 40, seed)
+            reference = tune_kernel_trace(space, cache_json, name, options, 40, seed)
+            assert engine.comparable() == reference.comparable(), (name, options, objectives, seed)
+            assert engine.evaluations_spent == reference.evaluations_spent
+            if get_algorithm(name).multi_objective:
+                assert engine.evaluations_spent == 40
 
 
 

@@ -34,16 +34,18 @@ def planned_jobs(*args: str, cwd: Path) -> Counter:
 
 def test_dry_run_full_config(tmp_path):
     jobs = planned_jobs(cwd=tmp_path)
-    hub, cpu = 12, 9  # benchmark_hub spaces (time) and host-CPU spaces (O3, O5)
+    # benchmark_hub (12) and benchmark_hub_more (13 studied, 1 excluded) spaces (time), host-CPU spaces (O3, O5)
+    hub, excluded, cpu = 12 + 13, 1, 9
     sets = hub + 2 * cpu  # (space, objective set) pairs
     runs = sets * 5  # x settings; one job runs all four budgets of a setting
     grid = 3 * (9 + 6)  # training spaces (bessel, convolution2d, mriq) x grid settings
-    assert jobs == Counter(import_space=hub + cpu, true_fronts=hub + cpu, spaces_table=1, simulate=runs,
+    spaces = hub + excluded + cpu
+    assert jobs == Counter(import_space=spaces, true_fronts=spaces, spaces_table=1, simulate=runs,
                            simulate_grid=grid,
                            indicators=sets + 3 * 2, hyperparameters=1, summary=1, study_tables=1,
                            figure_anytime=sets, figure_anytime_grid=3, figure_tradeoff=cpu, figure_hyperparameters=1,
-                           ca_run=(hub + cpu) * (4 * 2 + 1), ca_score=hub + cpu, ca_tables=1, figure_constraint_aware=1,
-                           figure_constraint_aware_spaces=1, all=1)
+                           ca_budget=hub + cpu, ca_run=(hub + cpu) * (4 * 2 + 1), ca_score=hub + cpu, ca_tables=1,
+                           figure_constraint_aware=1, figure_constraint_aware_spaces=1, all=1)
 
 
 def test_sweep_shards_with_two_thread_configurations_take_both_cores(tmp_path):
@@ -67,7 +69,7 @@ def test_dry_run_tiny_config(tmp_path):
     assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=4, true_fronts=4, spaces_table=1,
                            simulate=3 * 4, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1, study_tables=1,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
-                           ca_run=2 * (2 * 2 + 1), ca_score=2, ca_tables=1, figure_constraint_aware=1,
+                           ca_budget=2, ca_run=2 * (2 * 2 + 1), ca_score=2, ca_tables=1, figure_constraint_aware=1,
                            figure_constraint_aware_spaces=1, all=1)
 
 

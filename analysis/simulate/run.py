@@ -16,6 +16,7 @@ from analysis.simulate.accel import (
     hashed_duplicate_elimination,
     memoise_neighbours,
     quiet_config_output,
+    vectorised_snapping,
 )
 from analysis.simulate.kt_setup import build_setup, fresh_searchspace
 from analysis.simulate.mating import array_mating_in_genetic_algorithms
@@ -81,7 +82,7 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
                         time_limit_ms=time_limit_ms, max_proposals=max_proposals)
     memoise_neighbours(setup.searchspace, space.neighbour_memo())
     with seeded_latin_hypercube(seed), hashed_duplicate_elimination(), array_mating_in_genetic_algorithms(), \
-            quiet_config_output(), portable_hyperplane():
+            quiet_config_output(), portable_hyperplane(), vectorised_snapping():
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
 
     kt_budget = setup.tuning_options.budget

@@ -62,12 +62,35 @@ if GRID_SETTINGS:
             setting=_choices(GRID_SETTINGS),
 
 
-# The constraint-aware study (STUDY §6): all runs of one strategy, with or without constraint
-# awareness, on one space, each limited by the auto-tuning methodology's time budget.
+# The constraint-aware study (STUDY §6): the auto-tuning methodology's time budget of one space,
+# computed once for all its strategies.
+rule ca_budget:
+    input:
+        parquet=rules.import_space.output.parquet,
+        meta=rules.import_space.output.meta,
+    output:
+        f"{RESULTS}/constraint_aware/budgets/{{device}}/{{kernel}}.json",
+    log:
+        f"{LOGS}/constraint_aware/budgets/{{device}}/{{kernel}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/constraint_aware/{{device}}/{{kernel}}.budget.tsv"
+    params:
+        threshold=ca_threshold,
+        settings=json_arg(CA_SETTINGS),
+    conda:
+        ENV
+    shell:
+        "{CLI} ca-budget --space-parquet {input.parquet:q} --space-meta {input.meta:q} --threshold {params.threshold}"
+        " --settings {params.settings} --out {output:q} 2> {log:q}"
+
+
+# All runs of one strategy, with or without constraint awareness, on one space, each limited by
+# the space's budget.
 rule ca_run:
     input:
         parquet=rules.import_space.output.parquet,
         meta=rules.import_space.output.meta,
+        budget=rules.ca_budget.output[0],
     output:
         runs=f"{RESULTS}/constraint_aware/runs/{{device}}/{{kernel}}/{{strategy}}.parquet",
         budget=f"{RESULTS}/constraint_aware/runs/{{device}}/{{kernel}}/{{strategy}}.budget.json",
@@ -89,7 +112,8 @@ rule ca_run:
         "{CLI} ca-run --space-parquet {input.parquet:q} --space-meta {input.meta:q} --threshold {params.threshold}"
         " --name {wildcards.strategy} --algorithm {params.algorithm} --options {params.options}"
         " --aware {params.aware} --repetitions {params.repetitions} --settings {params.settings}"
-        " --proposal-cap {params.cap} --out {output.runs:q} --budget-out {output.budget:q} 2> {log:q}"
+        " --proposal-cap {params.cap} --budget {input.budget:q} --out {output.runs:q} --budget-out {output.budget:q}"
+        " 2> {log:q}"
 
 
 # Every simulated run of the config (comparison and grid), and what they need (spaces, the grid's
