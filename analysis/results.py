@@ -195,6 +195,35 @@ def gains_table(t: Tables) -> str:
     return table(["spaces", *(name(a) for a in algos), "RS score"], rows)
 
 
+def readme_spaces(t: Tables) -> str:
+    """The study's spaces in one paragraph, from tables/spaces.csv."""
+    sp = t["spaces"]
+    multi = t.multi_sets()
+    excluded = sp["excluded"].fillna("").astype(str) if "excluded" in sp else pd.Series("", index=sp.index)
+    studied = sp[excluded == ""]
+    is_multi = studied[[f"Z_{s}" for s in multi]].notna().all(axis=1) if multi else studied["space"].isna()
+    parts = []
+    for label, part in (("GPU spaces tuned on time", studied[~is_multi]),
+                        (f"host-CPU spaces of the mixed-precision kernels (time, and {' / '.join(multi)})",
+                         studied[is_multi])):
+        if part.empty:
+            continue
+        text = (f"{len(part)} {label}: {num(part['constrained_size'].min(), 0)}–"
+                f"{num(part['constrained_size'].max(), 0)} valid configurations, "
+                f"{num(part['density_pct'].min(), 1)}–{num(part['density_pct'].max(), 1)} % of the Cartesian product")
+        if "budget_share_pct" in part:
+            text += (f"; the largest budget covers {num(part['budget_share_pct'].min(), 1)}–"
+                     f"{num(part['budget_share_pct'].max(), 1)} % of a space")
+        if "time_cv_median" in part and part["time_cv_median"].notna().any():
+            text += (f"; median coefficient of variation of a configuration's times "
+                     f"{num(part['time_cv_median'].min(), 3)}–{num(part['time_cv_median'].max(), 3)}")
+        parts.append(text)
+    out = "**Spaces** (`tables/spaces.csv`): " + "; and ".join(parts) + "."
+    for _, r in sp[excluded != ""].iterrows():
+        out += f" Imported but kept out of both studies: {r['space']} ({r['excluded']})."
+    return out
+
+
 def readme_comparison(t: Tables) -> str:
     ind = t["indicators"]
     runs = sorted(ind["n_runs"].unique())
@@ -211,6 +240,66 @@ def readme_comparison(t: Tables) -> str:
     ])
 
 
+# The thesis (seed 000, Blommaert 2026), means and SDs in %: Table 2 (median IGD+ improvement over
+# RS), Table 4 (speedup over RS to RS's budget-200 quality, per kernel) and Table 5 (median
+# evaluation-time improvement over RS), NSGA-II then NSGA-III; 3 and 5 objectives pooled.
+THESIS_TABLE2 = {50: ((11.19, 19.46), (1.23, 13.64)), 100: ((34.60, 15.16), (34.36, 15.90)),
+                 150: ((49.87, 15.07), (52.95, 17.01)), 200: ((59.76, 17.45), (64.29, 14.21))}
+THESIS_TABLE4 = {"bessel": ((121.86, 9.65), (109.89, 15.31)), "convolution2d": ((137.98, 42.63), (108.48, 39.09)),
+                 "kmeans": ((94.70, 49.91), (114.50, 42.04)), "lavamd": ((137.95, 32.58), (129.11, 32.81)),
+                 "invk": ((96.26, 29.44), (89.02, 23.78)), "newton_raphson": ((137.19, 17.38), (148.62, 6.85)),
+                 "coulombic": ((117.43, 58.79), (105.11, 23.23)), "mriq": ((107.22, 30.95), (111.13, 28.48)),
+                 "blackscholes": ((147.13, 80.46), (140.78, 56.18))}
+THESIS_TABLE5 = {50: ((2.25, 6.97), (0.30, 3.59)), 100: ((8.78, 7.66), (7.82, 6.92)),
+                 150: ((9.87, 7.86), (9.93, 7.75)), 200: ((11.94, 9.19), (11.15, 7.84))}
+THESIS_SETTINGS = ("nsga2", "nsga3")
+
+
+def _ours_thesis(mean: float, sd: float, thesis: tuple[float, float]) -> str:
+    return f"{num(mean)} (± {num(sd)}) vs {num(thesis[0])} (± {num(thesis[1])})"
+
+
+def readme_thesis(t: Tables) -> str:
+    """Tables 2, 4 and 5 of the thesis next to ours on the multi-objective (host-CPU) pairs."""
+    multi = t.multi_sets()
+    if not multi:
+        return ""
+    scope = "multi-objective"
+    rows = []
+    for table_name, thesis in (("improvement_over_rs", THESIS_TABLE2), ("eval_time", THESIS_TABLE5)):
+        df = t[table_name]
+        part = df[df["scope"] == scope] if (df["scope"] == scope).any() else df[df["scope"] == "all"]
+        label = {"improvement_over_rs": "Table 2: median IGD+ improvement over RS",
+                 "eval_time": "Table 5: median evaluation-time improvement over RS"}[table_name]
+        for budget, ref in thesis.items():
+            cells = []
+            for setting, ref_setting in zip(THESIS_SETTINGS, ref):
+                r = part[(part["setting"] == setting) & (part["budget"] == budget)]
+                cells.append(_ours_thesis(r["thesis_mean_pct"].iloc[0], r["thesis_sd_pct"].iloc[0], ref_setting)
+                             if len(r) else "–")
+            rows.append([label, f"budget {budget}", *cells])
+    sp = t["speedup_to_rs"]
+    for kernel, ref in THESIS_TABLE4.items():
+        cells = []
+        for setting, ref_setting in zip(THESIS_SETTINGS, ref):
+            r = sp[(sp["kernel"] == kernel) & (sp["setting"] == setting)]
+            if not len(r):
+                cells.append("–")
+                continue
+            r = r.iloc[0]
+            cells.append(_ours_thesis(r["reached_time_mean_pct"], r["reached_time_sd_pct"], ref_setting)
+                         + ("" if r["n_reached"] == r["n_pairs"] else f"; {r['status']}"))
+        rows.append(["Table 4: speedup to RS's budget-200 quality", kernel, *cells])
+    pairs = int(t["improvement_over_rs"].query("scope == @scope")["n_pairs"].max())
+    return "\n\n".join([
+        f"**Against the thesis** (seed 000's Tables 2, 4 and 5, NSGA-II and NSGA-III against RS, mean (± SD) "
+        f"in %, ours first, on the {pairs} (host-CPU space, {' / '.join(multi)}) pairs; the thesis's on "
+        "its nine kernels × two GPUs × two objective sets; the same formulas, `tables/improvement_over_rs.csv`, "
+        "`tables/speedup_to_rs.csv`, `tables/eval_time.csv`):",
+        table(["table", "row", "NSGA-II: ours vs thesis", "NSGA-III: ours vs thesis"], rows),
+    ])
+
+
 def readme_constraint_aware(t: Tables) -> str:
     return "\n\n".join([
         "**Constraint awareness** (Kernel Tuner's GA, PSO, DE and Firefly with and without "
@@ -218,6 +307,51 @@ def readme_constraint_aware(t: Tables) -> str:
         "Gain = aware − unaware score, mean over spaces with a 95 % bootstrap interval, and the spaces "
         "that gain:",
         gains_table(t),
+        density_gains(t),
+    ])
+
+
+# Seed 001 (Willemsen et al.) Table III: density (valid share of the Cartesian product, %) of its
+# sparsest spaces, where §V-C found the largest differences between aware and unaware versions.
+SEED_001_SPARSE = {"hotspot": 1.576, "GEMM": 17.622}
+
+
+def density_gains(t: Tables) -> str:
+    """Seed 001's finding revisited: gain against density over the GPU spaces, and GEMM's gain against the rest."""
+    g = t["constraint_aware_gains"]
+    sc = t["constraint_aware_scores"]
+    gpu = sc[sc["objective"] == "time"]
+    if gpu.empty:
+        return ""
+    algos = [a for a in dict.fromkeys(sc["algorithm"]) if a != "rs"]
+    # the gains table's row set of exactly the GPU spaces: GPU, or all when every space is one
+    row_set = "GPU" if (g["group"] == "GPU").any() else "all" if len(gpu) == len(sc) else None
+    spaces = gpu["space"].nunique()
+    text = (f"**Gain and density** (seed 001 found the largest aware − unaware differences on its sparsest "
+            f"spaces, hotspot at {num(SEED_001_SPARSE['hotspot'], 1)} % and GEMM at {num(SEED_001_SPARSE['GEMM'], 1)} % "
+            f"of the Cartesian product valid). The {spaces} GPU spaces here are "
+            f"{num(100 * gpu['density'].min(), 1)}–{num(100 * gpu['density'].max(), 1)} % valid.")
+    if row_set:
+        rho = g[g["group"] == row_set].set_index("algorithm")["gain_density_spearman"]
+        text += (" Over them, the Spearman correlation of the gain with density is " +
+                 ", ".join(f"{name(a)} {num(rho.get(a, math.nan), 2)}" for a in algos) +
+                 " (negative: sparser spaces gain more; `gain_density_spearman`).")
+    sparse = gpu[gpu["kernel"] == "gemm"]
+    if sparse.empty:
+        return text
+    rest = gpu[gpu["kernel"] != "gemm"]
+    rows = []
+    for a in algos:
+        sa, ra = sparse[sparse["algorithm"] == a]["gain"], rest[rest["algorithm"] == a]["gain"]
+        rows.append([name(a), num(sa.mean(), 2), f"{int((sa > 0).sum())} of {len(sa)}", num(ra.mean(), 2),
+                     f"{int((ra > 0).sum())} of {len(ra)}", num(sa.mean() - ra.mean(), 2)])
+    dens = sparse["density"].drop_duplicates()
+    return "\n\n".join([
+        text + f" Mean gain on the GEMM spaces ({sparse['space'].nunique()}, "
+        f"{num(100 * dens.min(), 1)}–{num(100 * dens.max(), 1)} % valid) against the other "
+        f"{rest['space'].nunique()} GPU spaces (`tables/constraint_aware_scores.csv`):",
+        table(["algorithm", "GEMM gain", "GEMM spaces gaining", "other GPU gain", "other spaces gaining",
+               "difference"], rows),
     ])
 
 
@@ -392,7 +526,8 @@ def doc_spaces(t: Tables) -> str:
     ])
 
 
-README_SECTIONS: list[Callable[[Tables], str]] = [readme_comparison, readme_constraint_aware]
+README_SECTIONS: list[Callable[[Tables], str]] = [readme_spaces, readme_comparison, readme_thesis,
+                                                   readme_constraint_aware]
 DOC_SECTIONS: list[Callable[[Tables], str]] = [doc_comparison, doc_constraint_aware, doc_spaces]
 
 

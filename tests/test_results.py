@@ -77,3 +77,21 @@ def test_censored_median_ranks_not_reached_last():
     assert results.censored_median([10.0, 20.0, nan]) == 10.0
     assert results.censored_median([10.0, nan, nan]) == float("-inf")
     assert results.censored_median([30.0, 10.0, 20.0]) == 20.0
+
+
+def test_gemm_gain_against_the_other_gpu_spaces_is_computed_from_the_scores(tmp_path):
+    """The density paragraph: GEMM's mean gain and the other GPU spaces', from the per-space scores."""
+    folder = tmp_path / "tables"
+    shutil.copytree(TABLES, folder)
+    sc = pd.read_csv(folder / "constraint_aware_scores.csv")
+    gpu_spaces = sorted(sc.loc[sc["objective"] == "time", "space"].unique())
+    gemm = sc["space"].isin(gpu_spaces[:2])
+    sc.loc[gemm, "kernel"] = "gemm"
+    sc.loc[gemm & (sc["algorithm"] == "pso"), "gain"] = [0.5, 0.25]
+    sc.to_csv(folder / "constraint_aware_scores.csv", index=False)
+    text = results.density_gains(results.Tables(folder, CONFIG))
+    rest = sc[(sc["objective"] == "time") & ~gemm & (sc["algorithm"] == "pso")]["gain"]
+    row = next(line for line in text.splitlines() if line.startswith("| PSO |"))
+    assert row.split(" | ")[1:3] == ["0.38", "2 of 2"]
+    assert row.split(" | ")[3] == results.num(rest.mean(), 2)
+    assert f"The {len(gpu_spaces)} GPU spaces here" in text
