@@ -195,6 +195,29 @@ def gains_table(t: Tables) -> str:
     return table(["spaces", *(name(a) for a in algos), "RS score"], rows)
 
 
+# The whole study's cost, written by benchmarks/bench_study.py --report benchmarks/reports/bench_study.md
+STUDY_COST = Path(__file__).resolve().parents[1] / "benchmarks" / "reports" / "bench_study.csv"
+
+
+def readme_cost(t: Tables) -> str:
+    """The whole study's wall time and its stages, from benchmarks/reports/bench_study.csv."""
+    if not STUDY_COST.is_file():
+        return ""
+    cost = pd.read_csv(STUDY_COST)
+    whole = cost[cost["stage"] == "(whole study)"].iloc[0]
+    stages = cost[cost["stage"] != "(whole study)"].sort_values("job_s", ascending=False)
+    rows = [[r["stage"], num(r["jobs"], 0), num(r["job_s"], 0), num(100 * r["share"], 1), num(r["span_s"], 0)]
+            for _, r in stages.iterrows()]
+    return "\n\n".join([
+        f"**What the study costs** (`benchmarks/bench_study.py`, report in "
+        f"[benchmarks/reports/bench_study.md](benchmarks/reports/bench_study.md)): {whole['config']} from nothing, "
+        f"{num(whole['span_s'] / 60, 1)} minutes wall time on {int(whole['cores'])} cores of a {whole['machine']} "
+        f"virtual machine (load average before: {whole['load_before']}; {whole['date']}), "
+        f"{num(whole['job_s'], 0)} job seconds in {num(whole['jobs'], 0)} jobs. Per stage (the rule file):",
+        table(["stage", "jobs", "job s", "share %", "span s"], rows),
+    ])
+
+
 def readme_spaces(t: Tables) -> str:
     """The study's spaces in one paragraph, from tables/spaces.csv."""
     sp = t["spaces"]
@@ -307,7 +330,7 @@ def readme_constraint_aware(t: Tables) -> str:
         "Gain = aware − unaware score, mean over spaces with a 95 % bootstrap interval, and the spaces "
         "that gain:",
         gains_table(t),
-        density_gains(t),
+        *filter(None, [density_gains(t)]),
     ])
 
 
@@ -527,12 +550,12 @@ def doc_spaces(t: Tables) -> str:
 
 
 README_SECTIONS: list[Callable[[Tables], str]] = [readme_spaces, readme_comparison, readme_thesis,
-                                                   readme_constraint_aware]
+                                                   readme_constraint_aware, readme_cost]
 DOC_SECTIONS: list[Callable[[Tables], str]] = [doc_comparison, doc_constraint_aware, doc_spaces]
 
 
 def render_readme(t: Tables) -> str:
-    body = "\n\n".join(f(t) for f in README_SECTIONS)
+    body = "\n\n".join(part for part in (f(t) for f in README_SECTIONS) if part)
     return f"{BEGIN}\n\n{body}\n\nEvery table of the study in full: [docs/results.md](docs/results.md).\n\n{END}"
 
 

@@ -109,34 +109,49 @@ def main() -> int:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--configfile", default=str(REPO / "config" / "config.yaml"))
     ap.add_argument("--keep", default="", help="write the outputs here (must not exist) and keep them")
-    ap.add_argument("--report", default="", help="also write the result as Markdown to this file")
+    ap.add_argument("--report", default="", help="also write the result as Markdown to this file, and its "
+                                                 "per-stage table as CSV next to it (same name, .csv)")
     ap.add_argument("--compare", action="store_true",
                     help="compare every table and figure with the repository's, byte for byte")
+    ap.add_argument("--from-log", default="", help="analyse this Snakemake log of an earlier run instead of running "
+                                                   "(with --keep: its output root, for --compare)")
+    ap.add_argument("--wall", type=float, help="with --from-log: the run's wall time in s (default: the log's span)")
+    ap.add_argument("--load-before", default="", help="with --from-log: the load average before that run")
     args = ap.parse_args()
 
-    root = Path(args.keep).resolve() if args.keep else Path(tempfile.mkdtemp(prefix="bench_study_"))
-    if args.keep and root.exists():
-        sys.exit(f"--keep {root}: exists; give a new folder")
-    log_file = Path(tempfile.mkdtemp(prefix="bench_study_log_")) / "snakemake.log"
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(REPO),
-               "--configfile", args.configfile, "--config", f"output_root={root}", "--cores", str(args.cores)]
-    load_before = load_average()
-    print("running:", " ".join(command), f"(log: {log_file})", flush=True)
-    started = time.perf_counter()
-    with open(log_file, "w") as out:
-        done = subprocess.run(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        print(f"snakemake failed (exit {done.returncode}) after {wall:.0f} s; outputs kept in {root}; log {log_file}")
-        return done.returncode
+    if args.from_log:
+        root, log_file = Path(args.keep).resolve(), Path(args.from_log)
+        load_before = args.load_before or "not recorded"
+    else:
+        root = Path(args.keep).resolve() if args.keep else Path(tempfile.mkdtemp(prefix="bench_study_"))
+        if args.keep and root.exists():
+            sys.exit(f"--keep {root}: exists; give a new folder")
+        log_file = Path(tempfile.mkdtemp(prefix="bench_study_log_")) / "snakemake.log"
+        command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
+                   str(REPO), "--configfile", args.configfile, "--config", f"output_root={root}", "--cores",
+                   str(args.cores)]
+        load_before = load_average()
+        print("running:", " ".join(command), f"(log: {log_file})", flush=True)
+        started = time.perf_counter()
+        with open(log_file, "w") as out:
+            done = subprocess.run(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        wall = time.perf_counter() - started
+        if done.returncode != 0:
+            print(f"snakemake failed (exit {done.returncode}) after {wall:.0f} s; outputs kept in {root}; "
+                  f"log {log_file}")
+            return done.returncode
 
     jobs = job_spans(log_file.read_text())
     jobs["stage"] = jobs["rule"].map(rule_stages()).fillna("?")
+    load_after = "not recorded" if args.from_log else load_average()
+    if args.from_log:
+        wall = args.wall or (jobs["end"].max() - jobs["start"].min()).total_seconds()
+    stages = stage_table(jobs, "stage")
     lines = [
         f"# The whole study from nothing: {Path(args.configfile).name}, {args.cores} cores",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({platform.processor() or platform.platform()}); "
-        f"load average before {load_before}, after {load_average()}; {datetime.now():%Y-%m-%d %H:%M}.",
+        f"load average before {load_before}, after {load_after}; {datetime.now():%Y-%m-%d %H:%M}.",
         "",
         f"**Wall time: {wall:.0f} s = {wall / 60:.1f} min; ratio to the 20-minute target {wall / TARGET_S:.2f} "
         f"(target <= 1).** {len(jobs)} jobs, {jobs['s'].sum():.0f} job seconds "
@@ -147,7 +162,7 @@ def main() -> int:
         "",
         "## Per stage (workflow/rules/*.smk)",
         "",
-        stage_table(jobs, "stage").to_markdown(floatfmt=("", ".0f", ".0f", ".1%", ".0f")),
+        stages.to_markdown(floatfmt=("", ".0f", ".0f", ".1%", ".0f")),
         "",
         "## Per rule",
         "",
@@ -162,7 +177,15 @@ def main() -> int:
     print(text)
     if args.report:
         Path(args.report).write_text(text)
-    if not args.keep:
+        summary = pd.concat([stages.reset_index(), pd.DataFrame([{
+            "stage": "(whole study)", "jobs": len(jobs), "job_s": jobs["s"].sum(), "share": 1.0, "span_s": wall}])])
+        summary["cores"] = args.cores
+        summary["config"] = Path(args.configfile).name
+        summary["machine"] = f"{os.cpu_count()}-CPU {platform.machine()} ({platform.processor() or platform.system()})"
+        summary["load_before"], summary["load_after"] = load_before, load_after
+        summary["date"] = f"{datetime.now():%Y-%m-%d}"
+        summary.to_csv(Path(args.report).with_suffix(".csv"), index=False)
+    if not args.keep and not args.from_log:
         shutil.rmtree(root)
     return 0
 
