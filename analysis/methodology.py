@@ -208,9 +208,93 @@ def trace_records(trace: pd.DataFrame, index: SpaceIndex, param_names: list[str]
     return records
 
 
+def record_rows(runs: pd.DataFrame, index: SpaceIndex, param_names: list[str]) -> np.ndarray:
+    """Each evaluation's row in the space (-1: a constraint-violating proposal), looked up by its cache key.
+
+    The key is `_key` of the evaluation's parameter values, as in `trace_records`; it is built once
+    per distinct configuration of `runs`, not once per evaluation.
+    """
+    params = runs[[f"param.{n}" for n in param_names]]
+    codes = params.groupby(list(params.columns), sort=False, dropna=False).ngroup().to_numpy()
+    distinct = params.drop_duplicates()
+    rows = np.array([index.rows.get(_key(tuple(c)), -1) for c in distinct.itertuples(index=False)], dtype=np.intp)
+    return rows[codes]
+
+
+def results_arrays(runs: pd.DataFrame, index: SpaceIndex, param_names: list[str]) -> dict[str, np.ndarray] | None:
+    """The arrays the package's `runner.write_results` makes of `trace_records` of every repetition, made on arrays.
+
+    Same shapes, values and NaNs (tested against `write_results` on real runs): per evaluation the
+    count from 1; nothing else for a constraint-violating proposal; the three times (s) of a first
+    visit and zeros for a repeat, their sum accumulated over the run; the objective value of a
+    valid configuration and its running minimum. The package cuts every run to twice the mean
+    length when the longest is longer, as here. None when the package would choose another
+    dtype (more than 10^8 entries): then its own function must run.
+    """
+    from autotuning_methodology.validators import kernel_tuner_error_value
+
+    reps = [frame for _, frame in runs.groupby("repetition", sort=True)]
+    lengths = [len(f) for f in reps]
+    longest = max(lengths) if lengths else 0
+    mean = np.mean(lengths) if lengths else 0
+    if longest > mean * 2:
+        longest = int(mean * 2)
+    if longest > 1e8 or longest * len(reps) > 1e8:
+        return None
+    shape = (longest, len(reps))
+    out = {name: np.full(shape, np.nan) for name in ("fevals_results", "objective_time_results",
+                                                     "objective_performance_results",
+                                                     "objective_performance_best_results",
+                                                     "objective_performance_stds")}
+    keys = len(T4_TIME_KEYS)
+    out["objective_time_results_per_key"] = np.full((keys, *shape), np.nan)
+    out["objective_performance_results_per_key"] = np.full((keys, *shape), np.nan)  # sic: the package's shape
+    all_rows = record_rows(runs, index, param_names) if len(runs) else np.zeros(0, dtype=np.intp)
+    start = 0
+    order = np.argsort(runs["repetition"].to_numpy(), kind="stable")
+    all_rows = all_rows[order]
+    for r, frame in enumerate(reps):
+        n = min(len(frame), longest)
+        rows = all_rows[start:start + len(frame)][:n]
+        start += len(frame)
+        first = frame["first_visit"].to_numpy(dtype=bool)[:n]
+        charged = frame["sim_time_ms"].to_numpy(dtype=float)[:n]
+        known = rows >= 0
+        out["fevals_results"][:n, r] = np.arange(1, n + 1)
+        safe = np.where(known, rows, 0)
+        times_ms = np.where((known & first)[:, None], index.times_ms[safe], 0.0)
+        elapsed = np.cumsum(times_ms.sum(axis=1))
+        bad = known & (np.abs(elapsed - charged) > np.maximum(1e-9 * np.maximum(np.abs(elapsed), np.abs(charged)), 1e-9))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"trace clock {charged[i]} ms disagrees with the space's times ({elapsed[i]} ms) "
+                             f"at row {rows[i]}")
+        times_s = times_ms / 1e3
+        per_key = out["objective_time_results_per_key"]
+        for k in range(keys):
+            per_key[k, :n, r] = np.where(known, times_s[:, k], np.nan)
+        step = times_s[:, 0]
+        for k in range(1, keys):
+            step = step + times_s[:, k]  # the package's sum of the keys, left to right
+        clock = np.cumsum(np.where(known, step, 0.0))
+        out["objective_time_results"][:n, r] = np.where(known, clock, np.nan)
+        value = np.where(known & (index.status[safe] == STATUS_OK), index.values[safe], np.nan)
+        value = np.where(value == kernel_tuner_error_value, np.nan, value)
+        out["objective_performance_results_per_key"][0, :n, r] = value
+        performance = 0 + value  # the package's sum of one key
+        out["objective_performance_results"][:n, r] = performance
+        # a constraint-violating proposal records no best (the package skips it); others carry it on
+        out["objective_performance_best_results"][:n, r] = np.where(known, np.fmin.accumulate(performance), np.nan)
+    return out
+
+
 def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, workdir: str | Path,
                    index: SpaceIndex | None = None):
-    """The package's StochasticOptimizationAlgorithm curve of all repetitions in `runs`."""
+    """The package's StochasticOptimizationAlgorithm curve of all repetitions in `runs`.
+
+    The package's result arrays come from `results_arrays` (the package's `write_results` when
+    that declines).
+    """
     from autotuning_methodology.caching import ResultsDescription
     from autotuning_methodology.curves import StochasticOptimizationAlgorithm
     from autotuning_methodology.runner import write_results
@@ -223,8 +307,13 @@ def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, 
     )
     index = index or SpaceIndex.of(space, objective)
     names = list(space.parameters)
-    repeated = [trace_records(frame, index, names, objective) for _, frame in runs.groupby("repetition", sort=True)]
-    write_results(repeated, description)
+    arrays = results_arrays(runs, index, names)
+    if arrays is None:
+        repeated = [trace_records(frame, index, names, objective)
+                    for _, frame in runs.groupby("repetition", sort=True)]
+        write_results(repeated, description)
+    else:
+        description.set_results(arrays)
     return StochasticOptimizationAlgorithm(description)
 
 

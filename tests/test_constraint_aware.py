@@ -364,3 +364,56 @@ def test_a_space_budget_written_once_gives_the_same_runs_and_refuses_another_set
     with pytest.raises(ValueError, match=r"budget\.json: field 'settings'"):
         run(parquet, meta, threshold, "pso", "pso", {}, True, 2, ScoreSettings(), 10.0, tmp_path / "x.parquet",
             tmp_path / "x.json", budget=tmp_path / "budget.json")
+
+
+def _package_arrays(runs, index, names, objective):
+    """What the package's runner.write_results makes of trace_records (captured, not written)."""
+    import warnings
+
+    from autotuning_methodology.caching import ResultsDescription
+    from autotuning_methodology.runner import write_results
+
+    captured = {}
+    description = ResultsDescription(
+        run_folder=Path("unused"), application_name="k", device_name="d", group_name="g", group_display_name="g",
+        stochastic=True, objective_time_keys=["compilation", "validation", "benchmark"],
+        objective_performance_keys=[objective], minimization=True)
+    description.set_results = captured.update
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the package warns at every constraint-violating proposal
+        write_results([trace_records(f, index, names, objective) for _, f in runs.groupby("repetition", sort=True)],
+                      description)
+    return captured
+
+
+def test_results_arrays_are_the_packages_write_results(bessel):
+    """Aware and unaware runs (repeats, invalid and constraint-violating proposals), a run cut to twice the mean."""
+    from analysis.methodology import results_arrays
+
+    objective, values = objective_values(bessel, {"tau": -3.5, "error": "mre", "beta": 1.0})
+    space = with_objective(bessel, objective, values)
+    index, names = SpaceIndex.of(space, objective), list(space.parameters)
+    data = space_data(space, [objective])
+    frames = []
+    for rep, (algorithm, aware) in enumerate([("pso", True), ("pso", False), ("firefly_algorithm", False),
+                                             ("genetic_algorithm", False), ("diff_evo", True)]):
+        trace = simulate_run(data, algorithm, {"constraint_aware": aware, "maxiter": 8}, len(space.table), rep)
+        frame = trace.to_frame()
+        frame.insert(0, "repetition", rep)
+        frames.append(frame)
+    runs = pd.concat(frames, ignore_index=True)
+    # a constraint-violating proposal (as the constraint-unaware pymoo variants record them), mid-run
+    alien = runs.iloc[[5]].copy()
+    alien[f"param.{names[0]}"] = -12345
+    runs = pd.concat([runs.iloc[:5], alien, runs.iloc[5:]], ignore_index=True)
+    assert (~runs["first_visit"]).any()
+    for case in (runs, runs[runs["repetition"] != 0]):  # the second: lengths that trigger the package's cut
+        expected = _package_arrays(case, index, names, objective)
+        got = results_arrays(case, index, names)
+        assert set(got) == set(expected)
+        for key, array in expected.items():
+            assert got[key].dtype == array.dtype and got[key].shape == array.shape, key
+            np.testing.assert_array_equal(got[key], array, err_msg=key)
+    runs.loc[9, "sim_time_ms"] += 5.0
+    with pytest.raises(ValueError, match="disagrees"):
+        results_arrays(runs, index, names)
