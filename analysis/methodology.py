@@ -6,7 +6,10 @@ the space's median to its optimum), and a score averaged over sampling times (0 
 1 = optimum at once). This module only feeds the package: it writes a stored space as the T4
 file the package's `SearchspaceStatistics` reads, turns simulated traces into the T4 evaluation
 records the package's `write_results` turns into its arrays, and calls the package's baseline,
-curve and aggregation code. Nothing of the score is re-implemented here. One option departs
+curve and aggregation code. One step is done on arrays instead of by the package: the arrays
+`write_results` makes of those records (a Python loop over every evaluation, most of a score's
+time), made by `results_arrays` and tested equal to the package's; nothing else of the score is
+re-implemented here. One option departs
 from the package: `ScoreSettings.baseline = "expected_rank"` moves its calculated baseline one
 rank back, to where random search really is (`calculated_baseline`); the default keeps it as is.
 
