@@ -43,7 +43,8 @@ def rule_stages() -> dict[str, str]:
     """Rule name -> stage: the workflow/rules/*.smk file that defines it (`all`: the Snakefile)."""
     stages = {"all": "Snakefile"}
     for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
-        for name in re.findall(r"^rule (\w+):", smk.read_text(), flags=re.M):
+        for name in re.findall(r"^\s*(?:rule (\w+):|use rule \w+ as (\w+))", smk.read_text(), flags=re.M):
+            name = "".join(name)
             stages[name] = smk.stem
     return stages
 
@@ -99,6 +100,19 @@ def compare(root: Path) -> list[str]:
     return lines
 
 
+def machine() -> str:
+    """The CPU model (Linux's /proc/cpuinfo), the CPU count and the architecture."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()}-CPU {model}"
+
+
 def load_average() -> str:
     """The 1/5/15-minute load averages, as a string."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -117,6 +131,7 @@ def main() -> int:
                                                    "(with --keep: its output root, for --compare)")
     ap.add_argument("--wall", type=float, help="with --from-log: the run's wall time in s (default: the log's span)")
     ap.add_argument("--load-before", default="", help="with --from-log: the load average before that run")
+    ap.add_argument("--load-after", default="", help="with --from-log: the load average after that run")
     args = ap.parse_args()
 
     if args.from_log:
@@ -143,14 +158,14 @@ def main() -> int:
 
     jobs = job_spans(log_file.read_text())
     jobs["stage"] = jobs["rule"].map(rule_stages()).fillna("?")
-    load_after = "not recorded" if args.from_log else load_average()
+    load_after = (args.load_after or "not recorded") if args.from_log else load_average()
     if args.from_log:
         wall = args.wall or (jobs["end"].max() - jobs["start"].min()).total_seconds()
     stages = stage_table(jobs, "stage")
     lines = [
         f"# The whole study from nothing: {Path(args.configfile).name}, {args.cores} cores",
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({platform.processor() or platform.platform()}); "
+        f"Machine: {machine()} ({platform.platform()}); "
         f"load average before {load_before}, after {load_after}; {datetime.now():%Y-%m-%d %H:%M}.",
         "",
         f"**Wall time: {wall:.0f} s = {wall / 60:.1f} min; ratio to the 20-minute target {wall / TARGET_S:.2f} "
@@ -181,7 +196,7 @@ def main() -> int:
             "stage": "(whole study)", "jobs": len(jobs), "job_s": jobs["s"].sum(), "share": 1.0, "span_s": wall}])])
         summary["cores"] = args.cores
         summary["config"] = Path(args.configfile).name
-        summary["machine"] = f"{os.cpu_count()}-CPU {platform.machine()} ({platform.processor() or platform.system()})"
+        summary["machine"] = machine()
         summary["load_before"], summary["load_after"] = load_before, load_after
         summary["date"] = f"{datetime.now():%Y-%m-%d}"
         summary.to_csv(Path(args.report).with_suffix(".csv"), index=False)

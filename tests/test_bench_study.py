@@ -33,6 +33,7 @@ def test_job_spans_pair_each_start_with_its_end_and_stages_come_from_the_rule_fi
     assert jobs.set_index("rule")["s"].to_dict() == {"ca_run": 15.0, "import_space": 16.0}
     stages = bench_study.rule_stages()
     assert stages["ca_run"] == "simulate" and stages["import_space"] == "spaces" and stages["ca_score"] == "indicators"
+    assert stages["simulate_grid"] == "simulate"  # `use rule simulate as simulate_grid`
     jobs["stage"] = jobs["rule"].map(stages)
     table = bench_study.stage_table(jobs, "stage")
     assert table.loc["spaces", "share"] == pytest.approx(16 / 31) and table.loc["simulate", "span_s"] == 15
