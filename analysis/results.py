@@ -208,6 +208,15 @@ def readme_cost(t: Tables) -> str:
     stages = cost[cost["stage"] != "(whole study)"].sort_values("job_s", ascending=False)
     rows = [[r["stage"], num(r["jobs"], 0), num(r["job_s"], 0), num(100 * r["share"], 1), num(r["span_s"], 0)]
             for _, r in stages.iterrows()]
+    groups_file = STUDY_COST.with_name("bench_study_groups.csv")
+    by_group = pd.read_csv(groups_file).set_index("stage") if groups_file.is_file() else None
+    group_rows = []
+    if by_group is not None:
+        for group in by_group.columns:
+            total = by_group.loc["(all stages)", group]
+            parts = ", ".join(f"{stage} {num(v, 0)}" for stage, v in by_group[group].drop("(all stages)")
+                              .sort_values(ascending=False).items() if v > 0)
+            group_rows.append([group, num(total, 0), parts])
     return "\n\n".join([
         f"**What the study costs** (`benchmarks/bench_study.py`, report in "
         f"[benchmarks/reports/bench_study.md](benchmarks/reports/bench_study.md)): {whole['config']} from nothing, "
@@ -217,6 +226,9 @@ def readme_cost(t: Tables) -> str:
         "on the machine, per rule costs, and the constraint-aware scoring measured again after it was sped up. "
         "Per stage (the rule file; `simulate` holds the constraint-aware runs, `indicators` their scoring):",
         table(["stage", "jobs", "job s", "share %", "span s"], rows),
+        *([f"Job seconds per group of spaces (a job of no one space: \"(whole study)\"; "
+           f"`{groups_file.relative_to(STUDY_COST.parents[2])}`):",
+           table(["group", "job s", "per stage"], group_rows)] if group_rows else []),
     ])
 
 

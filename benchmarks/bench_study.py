@@ -37,6 +37,7 @@ STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 START = re.compile(r"^(?:local)?rule (\w+):$")
 JOBID = re.compile(r"^\s+jobid: (\d+)$")
 FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)$")
+SPACE = re.compile(r"^\s+wildcards: .*?device=([^,\s]+), kernel=([^,\s]+)")
 
 
 def rule_stages() -> dict[str, str]:
@@ -50,22 +51,27 @@ def rule_stages() -> dict[str, str]:
 
 
 def job_spans(log_text: str) -> pd.DataFrame:
-    """One row per finished job of a Snakemake log: rule, start and end (datetime, 1 s resolution)."""
-    stamp, pending, started, rows = None, None, {}, []
+    """One row per finished job of a Snakemake log: rule, start and end (datetime, 1 s resolution), and
+    the space ("device/kernel") of a job that has one."""
+    stamp, pending, started, spaces, rows = None, None, {}, {}, []
+    jobid = None
     for line in log_text.splitlines():
         if m := STAMP.match(line):
             stamp = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y")
         elif m := START.match(line):
-            pending = (m.group(1), stamp)
+            pending, jobid = (m.group(1), stamp), None
         elif (m := JOBID.match(line)) and pending:
-            started[m.group(1)] = pending
+            jobid = m.group(1)
+            started[jobid] = pending
             pending = None
+        elif (m := SPACE.match(line)) and jobid:
+            spaces[jobid] = f"{m.group(1)}/{m.group(2)}"
         elif m := FINISHED.match(line):
             rule, begin = started.pop(m.group(1), (m.group(2), stamp))
-            rows.append({"rule": rule, "start": begin, "end": stamp})
+            rows.append({"rule": rule, "start": begin, "end": stamp, "space": spaces.get(m.group(1))})
     if started:
         raise ValueError(f"Snakemake log: {len(started)} jobs started and never finished")
-    frame = pd.DataFrame(rows, columns=["rule", "start", "end"])
+    frame = pd.DataFrame(rows, columns=["rule", "start", "end", "space"])
     frame["s"] = (frame["end"] - frame["start"]).dt.total_seconds()
     return frame
 
@@ -80,6 +86,27 @@ def stage_table(jobs: pd.DataFrame, by: str) -> pd.DataFrame:
     })
     table["share"] = table["job_s"] / table["job_s"].sum()
     return table.sort_values("job_s", ascending=False)[["jobs", "job_s", "share", "span_s"]]
+
+
+def space_groups(configfile: str | Path) -> dict[str, str]:
+    """"device/kernel" -> its group in the config: `group`, else "host-CPU (mixed precision)" for a space with
+    objective sets of its own from the config's defaults, else "(no group)"."""
+    import yaml
+
+    groups = {}
+    for space in yaml.safe_load(Path(configfile).read_text()).get("spaces", []):
+        default = "(no group)" if space.get("objective_sets") else "host-CPU (mixed precision)"
+        groups[f"{space['device']}/{space['kernel']}"] = space.get("group") or default
+    return groups
+
+
+def group_table(jobs: pd.DataFrame, configfile: str | Path) -> pd.DataFrame:
+    """Job seconds per stage (rows) and group of spaces (columns); jobs of no one space under "(whole study)"."""
+    group = jobs["space"].map(space_groups(configfile)).fillna("(whole study)")
+    table = jobs.assign(group=group).pivot_table(index="stage", columns="group", values="s", aggfunc="sum",
+                                                 fill_value=0.0)
+    table.loc["(all stages)"] = table.sum()
+    return table
 
 
 def published_files(root: Path) -> list[Path]:
@@ -182,6 +209,10 @@ def main() -> int:
         "## Per rule",
         "",
         stage_table(jobs, "rule").to_markdown(floatfmt=("", ".0f", ".0f", ".1%", ".0f")),
+        "",
+        "## Job seconds per stage and group of spaces (the config's `group`)",
+        "",
+        group_table(jobs, args.configfile).to_markdown(floatfmt=".0f"),
     ]
     if args.compare:
         differences = compare(root)
@@ -200,6 +231,7 @@ def main() -> int:
         summary["load_before"], summary["load_after"] = load_before, load_after
         summary["date"] = f"{datetime.now():%Y-%m-%d}"
         summary.to_csv(Path(args.report).with_suffix(".csv"), index=False)
+        group_table(jobs, args.configfile).to_csv(Path(args.report).with_name(Path(args.report).stem + "_groups.csv"))
     if not args.keep and not args.from_log:
         shutil.rmtree(root)
     return 0

@@ -42,3 +42,16 @@ def test_job_spans_pair_each_start_with_its_end_and_stages_come_from_the_rule_fi
 def test_a_job_that_never_finished_is_an_error():
     with pytest.raises(ValueError, match="1 jobs started and never finished"):
         bench_study.job_spans(LOG.rsplit("[Mon", 1)[0])
+
+
+def test_job_seconds_per_group_of_spaces_come_from_the_config(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("spaces:\n  - {kernel: k, device: A, source: s, objective_sets: [time], group: hub}\n"
+                      "  - {kernel: j, device: B, source: s}\n")
+    jobs = bench_study.job_spans(LOG)
+    assert jobs["space"].tolist() == ["A/k", None]
+    jobs["stage"] = jobs["rule"].map(bench_study.rule_stages())
+    table = bench_study.group_table(jobs, config)
+    assert table.loc["simulate", "hub"] == 15 and table.loc["spaces", "(whole study)"] == 16
+    assert table.loc["(all stages)"].sum() == 31
+    assert bench_study.space_groups(config) == {"A/k": "hub", "B/j": "host-CPU (mixed precision)"}
