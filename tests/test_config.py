@@ -14,7 +14,8 @@ SPACE = {"kernel": "k", "device": "d", "source": "data/x.json"}
 def test_both_configs_validate():
     full = cfg.load(REPO / "config" / "config.yaml")
     tiny = cfg.load(REPO / "config" / "test.yaml")
-    assert len(full["spaces"]) == 21  # 12 benchmark_hub + 9 host-CPU spaces
+    assert len(full["spaces"]) == 35  # 12 benchmark_hub + 14 benchmark_hub_more (1 excluded) + 9 host-CPU spaces
+    assert list(cfg.excluded_spaces(full)) == ["RTX_3060_laptop/gemm"]
     assert tiny["output_root"] != "."  # the tiny study never overwrites published artifacts
     cfg.check_files(full, REPO)
     cfg.check_files(tiny, REPO)
