@@ -128,12 +128,12 @@ def read_budget(path: str | Path, objective: str, threshold: Mapping[str, Any] |
     try:
         stored = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: cannot read the space's budget: {exc}") from None
+        raise InputError(path, f"cannot read the space's budget: {exc}") from None
     expected = {"objective": objective, "threshold": dict(threshold or {}), "settings": asdict(settings)}
     for field, value in expected.items():
         if stored.get(field) != value:
-            raise ValueError(f"{path}: field {field!r} is {stored.get(field)!r}, the run has {value!r}; "
-                             "the budget belongs to another study setting (rerun rule ca_budget)")
+            raise InputError(path, f"is {stored.get(field)!r}, the run has {value!r}; the budget belongs to "
+                                   "another study setting (rerun rule ca_budget)", field)
     return {key: value for key, value in stored.items() if key not in expected}
 
 

@@ -236,7 +236,8 @@ def results_arrays(runs: pd.DataFrame, index: SpaceIndex, param_names: list[str]
     """
     from autotuning_methodology.validators import kernel_tuner_error_value
 
-    reps = [frame for _, frame in runs.groupby("repetition", sort=True)]
+    rows_of = record_rows(runs, index, param_names) if len(runs) else np.zeros(0, dtype=np.intp)
+    reps = [frame for _, frame in runs.assign(_row=rows_of).groupby("repetition", sort=True)]
     lengths = [len(f) for f in reps]
     longest = max(lengths) if lengths else 0
     mean = np.mean(lengths) if lengths else 0
@@ -252,14 +253,9 @@ def results_arrays(runs: pd.DataFrame, index: SpaceIndex, param_names: list[str]
     keys = len(T4_TIME_KEYS)
     out["objective_time_results_per_key"] = np.full((keys, *shape), np.nan)
     out["objective_performance_results_per_key"] = np.full((keys, *shape), np.nan)  # sic: the package's shape
-    all_rows = record_rows(runs, index, param_names) if len(runs) else np.zeros(0, dtype=np.intp)
-    start = 0
-    order = np.argsort(runs["repetition"].to_numpy(), kind="stable")
-    all_rows = all_rows[order]
     for r, frame in enumerate(reps):
         n = min(len(frame), longest)
-        rows = all_rows[start:start + len(frame)][:n]
-        start += len(frame)
+        rows = frame["_row"].to_numpy()[:n]
         first = frame["first_visit"].to_numpy(dtype=bool)[:n]
         charged = frame["sim_time_ms"].to_numpy(dtype=float)[:n]
         known = rows >= 0

@@ -303,11 +303,11 @@ def readme_thesis(t: Tables) -> str:
         return ""
     scope = "multi-objective"
     rows = []
-    for table_name, thesis in (("improvement_over_rs", THESIS_TABLE2), ("eval_time", THESIS_TABLE5)):
+    for table_name, label, thesis in (
+            ("improvement_over_rs", "Table 2: median IGD+ improvement over RS", THESIS_TABLE2),
+            ("eval_time", "Table 5: median evaluation-time improvement over RS", THESIS_TABLE5)):
         df = t[table_name]
         part = df[df["scope"] == scope] if (df["scope"] == scope).any() else df[df["scope"] == "all"]
-        label = {"improvement_over_rs": "Table 2: median IGD+ improvement over RS",
-                 "eval_time": "Table 5: median evaluation-time improvement over RS"}[table_name]
         for budget, ref in thesis.items():
             cells = []
             for setting, ref_setting in zip(THESIS_SETTINGS, ref):

@@ -172,21 +172,22 @@ def quiet_config_output() -> Iterator[None]:
 # Relative slack within which vectorised distances pick the candidates for Kernel Tuner's own
 # distance function: rounding differs by ~1e-16 relative, so the nearest neighbour is always one.
 _CANDIDATE_SLACK = 1e-9
-
-
 # The neighbour methods Kernel Tuner's get_neighbors tries, in its order (strategies/common.py).
 REPAIR_METHODS = ("strictly-adjacent", "adjacent", "Hamming")
 
 
-def scaled_positions(searchspace: Searchspace, eps: float) -> np.ndarray:
+def scaled_positions(searchspace: Searchspace, eps: float, memo: dict | None = None) -> np.ndarray:
     """Every valid configuration's scaled coordinates, as Kernel Tuner's scale_from_params gives them.
 
     scale_from_params maps value v of a parameter to 0.5 * eps + values.index(v) * eps (the first
     position of v in the parameter's value list); the same float operations run here on arrays.
-    Built once per searchspace object (a run's own).
+    Built once per `memo` (the engine passes its per-SpaceData memo, as to `memoise_neighbours`:
+    every run on a space shares one configuration list), or once per searchspace object without one.
     """
-    memo = searchspace.__dict__.setdefault("_tsb_scaled_positions", {})
-    if eps not in memo:
+    if memo is None:
+        memo = searchspace.__dict__.setdefault("_tsb_scaled_positions", {})
+    key = ("scaled_positions", eps)
+    if key not in memo:
         lookups = []
         for values in searchspace.tune_params.values():
             first: dict = {}
@@ -195,11 +196,14 @@ def scaled_positions(searchspace: Searchspace, eps: float) -> np.ndarray:
             lookups.append(first)
         indices = np.array([[lookup[value] for lookup, value in zip(lookups, config)] for config in searchspace.list],
                            dtype=np.float64).reshape(len(searchspace.list), len(lookups))
-        memo[eps] = 0.5 * eps + indices * eps
-    return memo[eps]
+        positions = 0.5 * eps + indices * eps
+        positions.setflags(write=False)
+        memo[key] = positions
+    return memo[key]
 
 
-def unscale_and_snap_to_nearest_valid(x: Any, params: Any, searchspace: Searchspace, eps: float) -> Any:
+def unscale_and_snap_to_nearest_valid(x: Any, params: Any, searchspace: Searchspace, eps: float,
+                                      memo: dict | None = None) -> Any:
     """What kernel_tuner.strategies.common.unscale_and_snap_to_nearest_valid returns, without sorting every neighbour.
 
     Kernel Tuner takes the neighbours of the first method in REPAIR_METHODS that has any, sorts
@@ -221,7 +225,7 @@ def unscale_and_snap_to_nearest_valid(x: Any, params: Any, searchspace: Searchsp
         return []
     indices = np.asarray(indices, dtype=np.intp)
     point = np.asarray(x, dtype=np.float64)
-    approx = np.sqrt(np.square(scaled_positions(searchspace, eps)[indices] - point).sum(axis=1))
+    approx = np.sqrt(np.square(scaled_positions(searchspace, eps, memo)[indices] - point).sum(axis=1))
     candidates = np.flatnonzero(approx <= approx.min() * (1.0 + _CANDIDATE_SLACK))
     neighbours = [searchspace.list[indices[c]] for c in candidates]
     exact = [distance.euclidean(x, kt_common.scale_from_params(n, searchspace.tune_params, eps)) for n in neighbours]
@@ -251,11 +255,14 @@ def unscale_and_snap_to_nearest(x: Any, tune_params: dict, eps: float) -> list:
 
 
 @contextlib.contextmanager
-def vectorised_snapping() -> Iterator[None]:
-    """Let Kernel Tuner's CostFunc snap and repair proposals with the equivalents above while active."""
+def vectorised_snapping(memo: dict | None = None) -> Iterator[None]:
+    """Let Kernel Tuner's CostFunc snap and repair proposals with the equivalents above while active.
+
+    `memo` (the space's, shared by its runs) keeps the scaled configuration coordinates between runs.
+    """
     originals = kt_common.unscale_and_snap_to_nearest, kt_common.unscale_and_snap_to_nearest_valid
     kt_common.unscale_and_snap_to_nearest = unscale_and_snap_to_nearest
-    kt_common.unscale_and_snap_to_nearest_valid = unscale_and_snap_to_nearest_valid
+    kt_common.unscale_and_snap_to_nearest_valid = functools.partial(unscale_and_snap_to_nearest_valid, memo=memo)
     try:
         yield
     finally:

@@ -80,9 +80,10 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
     seed_globals(seed)
     setup = build_setup(space, entry.strategy, strategy_options, budget, seed, runner_class,
                         time_limit_ms=time_limit_ms, max_proposals=max_proposals)
-    memoise_neighbours(setup.searchspace, space.neighbour_memo())
+    memo = space.neighbour_memo()
+    memoise_neighbours(setup.searchspace, memo)
     with seeded_latin_hypercube(seed), hashed_duplicate_elimination(), array_mating_in_genetic_algorithms(), \
-            quiet_config_output(), portable_hyperplane(), vectorised_snapping():
+            quiet_config_output(), portable_hyperplane(), vectorised_snapping(memo):
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
 
     kt_budget = setup.tuning_options.budget

@@ -65,7 +65,8 @@ class SpaceData:
         return self._memo["entries"]
 
     def neighbour_memo(self) -> dict:
-        """Memo of neighbour look-ups shared by all simulated runs on this space in this process."""
+        """Memo of neighbour look-ups (and the repair's scaled coordinates) shared by all simulated runs on this
+        space in this process."""
         return self._memo.setdefault("neighbours", {})
 
     @classmethod
