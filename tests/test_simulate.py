@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -290,6 +292,75 @@ def test_vectorised_snapping_matches_kernel_tuner() -> None:
             for config in (tuple(snapped), invalid[rng.integers(len(invalid))]):
                 expected = common.unscale_and_snap_to_nearest_valid(x, list(config), searchspace, eps)
                 assert accel.unscale_and_snap_to_nearest_valid(x, list(config), searchspace, eps) == expected
+
+
+def test_memoised_neighbours_match_kernel_tuner() -> None:
+    """Every memoised neighbour method answers what Kernel Tuner computes, valid and invalid configurations, twice."""
+    from kernel_tuner.searchspace import Searchspace
+
+    from analysis.simulate import accel
+
+    memo: dict = {}
+    for _ in range(2):  # the second pass is served from the memo
+        plain = Searchspace(TINY_PARAMS, TINY_RESTRICTIONS, 1024)
+        memoised = Searchspace(TINY_PARAMS, TINY_RESTRICTIONS, 1024)
+        accel.memoise_neighbours(memoised, memo)
+        for method in sorted(accel.MEMOISED_METHODS):
+            for config in itertools.product(*TINY_PARAMS.values()):
+                expected = plain.get_neighbors_indices_no_cache(config, method)
+                got = memoised.get_neighbors_indices_no_cache(config, method)
+                assert np.array_equal(expected, got) and np.asarray(expected).dtype == np.asarray(got).dtype, \
+                    (method, config)
+    assert {key[0] for key in memo if isinstance(key, tuple)} == accel.MEMOISED_METHODS
+
+
+def test_lean_cost_function_replicates_kernel_tuners_run_configs() -> None:
+    """The lean `_run_configs` is checked against the Kernel Tuner method it replaces: a changed method must be
+    looked at again (its source hash), and each strategy's run is identical with and without it."""
+    import hashlib
+    import inspect
+
+    from kernel_tuner.strategies.common import CostFunc
+
+    from analysis.simulate import accel, run as engine
+
+    source = inspect.getsource(CostFunc._run_configs)
+    assert hashlib.sha256(source.encode()).hexdigest() == accel.KT_RUN_CONFIGS_SHA256, \
+        "Kernel Tuner's CostFunc._run_configs changed: compare it with accel._run_configs, then update the hash"
+    space = tiny_space(1)
+    for name, options in algorithm_cases():
+        if get_algorithm(name).multi_objective and name != "rs":
+            continue
+        for seed in (1, 2):
+            lean = simulate_run(space, name, options, BUDGET, seed)
+            original = engine.lean_cost_function
+            engine.lean_cost_function = contextlib.nullcontext
+            try:
+                reference = simulate_run(space, name, options, BUDGET, seed)
+            finally:
+                engine.lean_cost_function = original
+            assert lean.comparable() == reference.comparable(), (name, options, seed)
+            assert lean.meta["proposals"] == reference.meta["proposals"]
+
+
+def test_lean_cost_function_still_logs_each_proposal_at_debug_level(caplog) -> None:
+    """With the root logger at DEBUG, the lean `_run_configs` writes the lines Kernel Tuner's writes."""
+    from analysis.simulate import run as engine
+
+    space = tiny_space(1)
+    logged = []
+    for lean in (True, False):
+        original = engine.lean_cost_function
+        if not lean:
+            engine.lean_cost_function = contextlib.nullcontext
+        caplog.clear()
+        try:
+            with caplog.at_level(logging.DEBUG):
+                simulate_run(space, "pso", {"constraint_aware": True}, BUDGET, 5)
+        finally:
+            engine.lean_cost_function = original
+        logged.append([r.getMessage() for r in caplog.records if r.getMessage().startswith("normalize config:")])
+    assert logged[0] == logged[1] and len(logged[0]) > BUDGET
 
 
 @pytest.mark.skipif(HUB is None, reason="benchmark_hub data not available")

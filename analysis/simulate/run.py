@@ -14,6 +14,7 @@ from analysis.simulate import unaware
 from analysis.simulate.accel import (
     hamming_index,
     hashed_duplicate_elimination,
+    lean_cost_function,
     memoise_neighbours,
     quiet_config_output,
     vectorised_snapping,
@@ -83,7 +84,7 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
     memo = space.neighbour_memo()
     memoise_neighbours(setup.searchspace, memo)
     with seeded_latin_hypercube(seed), hashed_duplicate_elimination(), array_mating_in_genetic_algorithms(), \
-            quiet_config_output(), portable_hyperplane(), vectorised_snapping(memo):
+            quiet_config_output(), portable_hyperplane(), vectorised_snapping(memo), lean_cost_function():
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
 
     kt_budget = setup.tuning_options.budget
