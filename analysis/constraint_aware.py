@@ -22,7 +22,7 @@ import math
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -34,7 +34,9 @@ from analysis.objectives import custom_objective
 from analysis.runs import max_proposals, space_data
 from analysis.simulate import derive_seed, get_algorithm, resolve_options, simulate_run
 from analysis.spaces.space import STATUS_OK, Space
-from analysis.tables import Bootstrap
+
+if TYPE_CHECKING:  # scipy.stats, which analysis.tables imports, costs every ca-run job about 0.3 s
+    from analysis.tables import Bootstrap
 
 log = logging.getLogger(__name__)
 
@@ -346,6 +348,8 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
     scores = pd.concat([_read_scores(f) for f in score_files], ignore_index=True)
     per_space = gains(scores)
     per_space["group"] = per_space["space"].map(scores.groupby("space")["group"].first())
+    from analysis.tables import Bootstrap
+
     summary_frame = summary(per_space, Bootstrap(resamples=resamples, seed=seed))
     scores = scores.sort_values(["space", "algorithm", "constraint_aware"], ignore_index=True)
     write_csv(scores, out_dir / "constraint_aware_runs.csv")  # per strategy: score, stops, budget

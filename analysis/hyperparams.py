@@ -16,7 +16,6 @@ import logging
 from pathlib import Path
 from typing import Any, Mapping
 
-import moocore
 import numpy as np
 import pandas as pd
 
@@ -79,6 +78,8 @@ def select(final: pd.DataFrame, settings: Mapping[str, Mapping[str, Any]], seed:
     kernels = per_space.groupby(["setting", "budget"], observed=True).agg(
         kernels=("kernel", "nunique"), spaces=("device", "size")).reset_index()
     y = y.merge(kernels, on=["setting", "budget"])
+    import moocore  # here, not at the top: the simulate jobs that only read picked options skip its ~0.12 s
+
     grid_rows, picks = [], []
     for (grid, budget), part in y.groupby(["grid", "budget"], sort=True):
         part = part.copy()

@@ -119,7 +119,7 @@ def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budg
 
     from test_simulate import tiny_space
 
-    from analysis.simulate import run as run_module
+    from analysis.simulate import mating as mating_module
     from analysis.simulate import simulate_run
 
     calls = []
@@ -133,6 +133,7 @@ def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budg
 
     fast = traces()
     assert calls  # the array path ran
-    monkeypatch.setattr(run_module, "array_mating_in_genetic_algorithms", contextlib.nullcontext)
+    # the engine imports it from the mating module when a run starts
+    monkeypatch.setattr(mating_module, "array_mating_in_genetic_algorithms", contextlib.nullcontext)
     calls.clear()
     assert traces() == fast and not calls

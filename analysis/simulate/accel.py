@@ -17,10 +17,20 @@ import numpy as np
 from kernel_tuner import util as kt_util
 from kernel_tuner.searchspace import Searchspace
 from kernel_tuner.strategies import common as kt_common
-from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
-from pymoo.core.duplicate import DefaultDuplicateElimination
 
 logger = logging.getLogger(__name__)
+
+# The duplicate eliminations subclass pymoo's and live in `duplicates`, imported on first use: the
+# single-objective strategies never load pymoo.
+_DUPLICATES = ("HashedDuplicateElimination", "ExactDuplicateElimination", "hashed_duplicate_elimination")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DUPLICATES:
+        from analysis.simulate import duplicates
+
+        return getattr(duplicates, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Neighbour methods whose answer depends only on the search space and the configuration.
 MEMOISED_METHODS = frozenset({"Hamming", "adjacent", "strictly-adjacent", "closest-param-indices"})
@@ -89,40 +99,6 @@ def memoise_neighbours(searchspace: Searchspace, memo: dict) -> None:
     searchspace.get_neighbors_indices_no_cache = get_neighbors_indices_no_cache
 
 
-class HashedDuplicateElimination(kt_pymoo.TuningParamConfigDuplicateElimination):
-    """Kernel Tuner's element-wise duplicate elimination with set look-ups instead of pairwise is_equal.
-
-    Marks exactly what pymoo's ElementwiseDuplicateElimination marks with is_equal(a, b) =
-    all(a.X == b.X): within a population, an individual that equals a later one; against other
-    populations, an individual that equals any of their members. Parameter values are hashable
-    scalars, for which tuple equality and element-wise == agree.
-    """
-
-    def _do(self, pop: Any, other: Any, is_duplicate: np.ndarray) -> np.ndarray:
-        """Flag duplicates in `pop`, within itself (other None) or against `other`."""
-        def keys(p: Any) -> list[tuple]:
-            return [tuple(ind.X.tolist()) for ind in p]
-
-        return flag_duplicates(keys(pop), None if other is None else keys(other), is_duplicate, keep="last")
-
-
-class ExactDuplicateElimination(DefaultDuplicateElimination):
-    """pymoo's DefaultDuplicateElimination for vectors of integral values, with set look-ups instead of cdist.
-
-    The default marks an individual whose Euclidean distance to another is at most epsilon (1e-16):
-    within a population, one that equals an earlier individual; against other populations, one that
-    equals any of their members. For finite vectors (the constraint-unaware strategies' parameter
-    indices) that is exact equality, which a hash set decides in one pass instead of |pop|^2 distances.
-    """
-
-    def _do(self, pop: Any, other: Any, is_duplicate: np.ndarray) -> np.ndarray:
-        """Flag duplicates in `pop`, within itself (other None) or against `other`."""
-        def keys(p: Any) -> list[tuple]:
-            return [tuple(row) for row in np.asarray(self.func(p), dtype=float).tolist()]
-
-        return flag_duplicates(keys(pop), None if other is None else keys(other), is_duplicate, keep="first")
-
-
 def flag_duplicates(keys: list[tuple], other: list[tuple] | None, is_duplicate: np.ndarray,
                      keep: str) -> np.ndarray:
     """Set is_duplicate[i] where keys[i] is in `other`, or, with `other` None, where it repeats a key
@@ -140,17 +116,6 @@ def flag_duplicates(keys: list[tuple], other: list[tuple] | None, is_duplicate: 
             is_duplicate[i] = True
         seen.add(keys[i])
     return is_duplicate
-
-
-@contextlib.contextmanager
-def hashed_duplicate_elimination() -> Iterator[None]:
-    """Let Kernel Tuner's pymoo strategy construct HashedDuplicateElimination while active."""
-    original = kt_pymoo.TuningParamConfigDuplicateElimination
-    kt_pymoo.TuningParamConfigDuplicateElimination = HashedDuplicateElimination
-    try:
-        yield
-    finally:
-        kt_pymoo.TuningParamConfigDuplicateElimination = original
 
 
 @contextlib.contextmanager

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from analysis.simulate.unaware import options as unaware_options
 
 
 @dataclass(frozen=True)
@@ -112,13 +111,45 @@ def _kt_attr(module: str, name: str) -> Any:
 # Types and ranges, from what each option means in Kernel Tuner 1.5.0's strategy code. Population
 # sizes of at least two (there is nothing to recombine or follow in one); probabilities in [0, 1];
 # the names each strategy's code looks up (anything else fails there or, for GA, is a KeyError).
-_PYMOO_RULES = {
-    "popsize": _POPSIZE,
-    "crossover_operator": _choice(_kt_attr("pymoo_minimize", "supported_crossover_oper_names")),
-    "crossover_prob": _PROBABILITY,
-    "mutation_prob": _PROBABILITY,
-}
-_UNAWARE_RULES = {**_PYMOO_RULES, "mutation_eta": _number(0, low_open=True)}  # pymoo PM's distribution index
+class _LazyTable(Mapping):
+    """An options table built on first use: the NSGA tables read Kernel Tuner's pymoo strategy, and importing
+    pymoo (about 0.25 s) is wasted on every run of a single-objective strategy."""
+
+    def __init__(self, build: Callable[[], dict[str, Option]]) -> None:
+        self._build = build
+        self._table: dict[str, Option] | None = None
+
+    def _get(self) -> dict[str, Option]:
+        if self._table is None:
+            self._table = self._build()
+        return self._table
+
+    def __getitem__(self, key: str) -> Option:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
+def _pymoo_rules() -> dict[str, dict[str, Any]]:
+    return {
+        "popsize": _POPSIZE,
+        "crossover_operator": _choice(_kt_attr("pymoo_minimize", "supported_crossover_oper_names")),
+        "crossover_prob": _PROBABILITY,
+        "mutation_prob": _PROBABILITY,
+    }
+
+
+def _unaware_options() -> dict[str, Option]:
+    from analysis.simulate.unaware import options as unaware_options
+
+    rules = {**_pymoo_rules(), "mutation_eta": _number(0, low_open=True)}  # pymoo PM's distribution index
+    return _table({key: value for key, value in unaware_options().items() if key != "ref_dirs_list"}, rules)
+
+
 _GA_RULES = {
     "popsize": _POPSIZE,
     "maxiter": _MAXITER,
@@ -153,9 +184,8 @@ _FIREFLY_RULES = {
 }
 
 # ref_dirs_list is filled in by the engine (memoised Riesz s-energy directions), never by users.
-_PYMOO_OPTIONS = _kt_options("pymoo_minimize", _PYMOO_RULES, drop=("ref_dirs_list",))
-_UNAWARE_OPTIONS = _table({key: value for key, value in unaware_options().items() if key != "ref_dirs_list"},
-                          _UNAWARE_RULES)
+_PYMOO_OPTIONS = _LazyTable(lambda: _kt_options("pymoo_minimize", _pymoo_rules(), drop=("ref_dirs_list",)))
+_UNAWARE_OPTIONS = _LazyTable(_unaware_options)
 
 
 @dataclass(frozen=True)
@@ -165,7 +195,7 @@ class Algorithm:
     name: str
     strategy: str
     description: str
-    options: dict[str, Option]
+    options: Mapping[str, Option]  # read-only
     multi_objective: bool
     unaware: bool = False
 
@@ -191,14 +221,14 @@ ALGORITHMS: dict[str, Algorithm] = {
             "nsga2",
             "nsga2",
             "NSGA-II with Kernel Tuner's constraint-aware sampling, neighbourhood mutation and repair.",
-            dict(_PYMOO_OPTIONS),
+            _PYMOO_OPTIONS,
             True,
         ),
         Algorithm(
             "nsga3",
             "nsga3",
             "NSGA-III as nsga2; reference directions by Riesz s-energy, as many as the population.",
-            dict(_PYMOO_OPTIONS),
+            _PYMOO_OPTIONS,
             True,
         ),
         Algorithm(
@@ -207,7 +237,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             "NSGA-II with pymoo's integer random sampling, the chosen crossover and rounded polynomial mutation "
             "on parameter indices, no repair; an infeasible proposal costs one evaluation on its first visit "
             "(repeats are free, as for any configuration) and yields only the worst cost.",
-            dict(_UNAWARE_OPTIONS),
+            _UNAWARE_OPTIONS,
             True,
             unaware=True,
         ),
@@ -215,7 +245,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             "nsga3_unaware",
             "nsga3",
             "NSGA-III counterpart of nsga2_unaware.",
-            dict(_UNAWARE_OPTIONS),
+            _UNAWARE_OPTIONS,
             True,
             unaware=True,
         ),

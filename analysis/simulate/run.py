@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from types import ModuleType
@@ -10,19 +11,15 @@ from typing import Any
 from kernel_tuner.interface import strategy_map
 from kernel_tuner.runners.simulation import SimulationRunner
 
-from analysis.simulate import unaware
 from analysis.simulate.accel import (
     hamming_index,
-    hashed_duplicate_elimination,
     lean_cost_function,
     memoise_neighbours,
     quiet_config_output,
     vectorised_snapping,
 )
 from analysis.simulate.kt_setup import build_setup, fresh_searchspace
-from analysis.simulate.mating import array_mating_in_genetic_algorithms
 from analysis.simulate.portable import portable_hyperplane
-from analysis.simulate.refdirs import reference_directions
 from analysis.simulate.registry import Algorithm, get_algorithm, resolve_options
 from analysis.simulate.seeding import derive_seed, seed_globals, seeded_latin_hypercube
 from analysis.simulate.space import SpaceData
@@ -31,6 +28,10 @@ from analysis.simulate.trace import Trace, trace_from_results
 logger = logging.getLogger(__name__)
 
 __all__ = ["prepare_space", "simulate_run", "derive_seed", "strategy_options_for"]
+
+# Kernel Tuner strategies (and the unaware variants) that run pymoo's genetic algorithms: only their
+# runs import pymoo and the engine's pymoo equivalents (mating, duplicate elimination, hyperplane).
+PYMOO_STRATEGIES = frozenset({"nsga2", "nsga3"})
 
 
 def prepare_space(space: SpaceData, neighbours: bool = True) -> None:
@@ -50,6 +51,8 @@ def strategy_options_for(algorithm: str, options: dict[str, Any] | None, n_obj: 
     resolved = resolve_options(algorithm, options)
     entry = get_algorithm(algorithm)
     if entry.strategy == "nsga3":
+        from analysis.simulate.refdirs import reference_directions
+
         # what Kernel Tuner computes itself when ref_dirs_list is empty, served from a per-process memo
         resolved["ref_dirs_list"] = reference_directions(n_obj, resolved["popsize"])
     return resolved
@@ -57,7 +60,21 @@ def strategy_options_for(algorithm: str, options: dict[str, Any] | None, n_obj: 
 
 def _strategy_module(entry: Algorithm) -> ModuleType | Any:
     """The module whose `tune(searchspace, runner, tuning_options)` runs this algorithm."""
-    return unaware if entry.unaware else strategy_map[entry.strategy]
+    if entry.unaware:
+        from analysis.simulate import unaware
+
+        return unaware
+    return strategy_map[entry.strategy]
+
+
+def _pymoo_equivalents(entry: Algorithm) -> list[Any]:
+    """The context managers that give a pymoo-based run the engine's equivalents (none for other strategies)."""
+    if entry.strategy not in PYMOO_STRATEGIES:
+        return []
+    from analysis.simulate.duplicates import hashed_duplicate_elimination
+    from analysis.simulate.mating import array_mating_in_genetic_algorithms
+
+    return [hashed_duplicate_elimination(), array_mating_in_genetic_algorithms(), portable_hyperplane()]
 
 
 def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, seed: int,
@@ -75,7 +92,9 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
     if budget <= 0:
         raise ValueError(f"budget must be positive, got {budget}")
     strategy_options = strategy_options_for(algorithm, options, len(space.objectives))
-    runner_class = unaware.ChargingSimulationRunner if entry.unaware else SimulationRunner
+    runner_class = SimulationRunner
+    if entry.unaware:
+        from analysis.simulate.unaware import ChargingSimulationRunner as runner_class
 
     started = time.perf_counter()
     seed_globals(seed)
@@ -83,8 +102,10 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
                         time_limit_ms=time_limit_ms, max_proposals=max_proposals)
     memo = space.neighbour_memo()
     memoise_neighbours(setup.searchspace, memo)
-    with seeded_latin_hypercube(seed), hashed_duplicate_elimination(), array_mating_in_genetic_algorithms(), \
-            quiet_config_output(), portable_hyperplane(), vectorised_snapping(memo), lean_cost_function():
+    with contextlib.ExitStack() as equivalents:
+        for context in (seeded_latin_hypercube(seed), quiet_config_output(), vectorised_snapping(memo),
+                        lean_cost_function(), *_pymoo_equivalents(entry)):
+            equivalents.enter_context(context)
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
 
     kt_budget = setup.tuning_options.budget
