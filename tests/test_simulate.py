@@ -469,3 +469,34 @@ def test_budget_larger_than_the_space_is_an_error_naming_the_config_field(tmp_pa
                  "rs", "--budget", "264", "265", "--repetitions", "1", "--out", *map(str, outs), "--config",
                  "config/mine.yaml"]) == 2
     assert "config/mine.yaml: field 'simulation.budgets': budget(s) [265] exceed the 264" in log.read_text()
+
+
+@pytest.mark.skipif(HUB is None, reason="benchmark_hub data not available")
+def test_memoised_latin_hypercube_sample_matches_kernel_tuner() -> None:
+    """`lhs_sample_indices` replicates Kernel Tuner's get_LHS_sample_indices (source hash), and returns its
+    samples with the same draws from both generators, over repeated calls sharing one memo."""
+    import hashlib
+    import inspect
+
+    from kernel_tuner.searchspace import Searchspace
+
+    from analysis.simulate import seeding
+    from analysis.simulate.kt_setup import fresh_searchspace
+
+    source = inspect.getsource(Searchspace.get_LHS_sample_indices)
+    assert hashlib.sha256(source.encode()).hexdigest() == seeding.KT_LHS_SHA256, \
+        "Kernel Tuner's get_LHS_sample_indices changed: compare it with seeding.lhs_sample_indices, then update the hash"
+    hub = SpaceData.from_cache_file(HUB / "cachefiles" / "convolution_milo" / "A100.json.gz",
+                                    HUB / "kernels" / "convolution_milo.json", ["time"], None)
+    for space, sizes in ((tiny_space(1), (3, 8, 20)), (hub, (5, 30, 60))):
+        memo: dict = {}
+        for seed in range(6):
+            samples = []
+            for use_memo in (False, True):
+                searchspace = fresh_searchspace(space)
+                np.random.seed(seed)
+                with seeding.seeded_latin_hypercube(seed, memo if use_memo else None):
+                    samples.append([searchspace.get_LHS_sample_indices(n) for n in sizes])
+                samples[-1].append(np.random.random())  # the fill-up draws from NumPy's global generator
+            assert samples[0] == samples[1], seed
+        assert any(key[0] == "lhs_closest" for key in memo if isinstance(key, tuple))

@@ -103,7 +103,7 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
     memo = space.neighbour_memo()
     memoise_neighbours(setup.searchspace, memo)
     with contextlib.ExitStack() as equivalents:
-        for context in (seeded_latin_hypercube(seed), quiet_config_output(), vectorised_snapping(memo),
+        for context in (seeded_latin_hypercube(seed, memo), quiet_config_output(), vectorised_snapping(memo),
                         lean_cost_function(), *_pymoo_equivalents(entry)):
             equivalents.enter_context(context)
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
