@@ -12,7 +12,7 @@ from pymoo.core.problem import ElementwiseProblem
 from pymoo.core.termination import NoTermination
 
 from analysis.simulate import unaware
-from analysis.simulate.mating import ArrayMating, array_mating_in_genetic_algorithms
+from analysis.simulate.mating import ArrayMating, _RowMating, array_mating_in_genetic_algorithms
 from analysis.simulate.refdirs import compute as reference_directions  # the mating, not the directions, is under test
 
 
@@ -53,9 +53,15 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("path", ["lists", "arrays"])
 @pytest.mark.parametrize("name,n_obj,popsize,mutation_prob,crossover", CASES)
-def test_array_mating_matches_pymoo_generation_by_generation(name, n_obj, popsize, mutation_prob, crossover) -> None:
-    """At every generation of real runs, both matings give the same offspring and leave the generator alike."""
+def test_array_mating_matches_pymoo_generation_by_generation(monkeypatch, name, n_obj, popsize, mutation_prob,
+                                                             crossover, path) -> None:
+    """At every generation of real runs, both matings give the same offspring and leave the generator alike,
+    on the unaware strategies' list path and, with that path switched off, on the array path."""
+    taken = _count_paths(monkeypatch)
+    if path == "arrays":
+        monkeypatch.setattr(_RowMating, "plan", classmethod(lambda cls, *args: None))
     retries = 0
     for seed in range(3):
         algo = algorithm(name, n_obj, popsize, mutation_prob, crossover)
@@ -74,6 +80,17 @@ def test_array_mating_matches_pymoo_generation_by_generation(name, n_obj, popsiz
                 retries += len(got) < n_offsprings
             algo.next()
     assert retries > 0  # the converged case, where pymoo gives up after 100 matings, was exercised
+    assert taken[path] and not taken["arrays" if path == "lists" else "lists"]
+
+
+def _count_paths(monkeypatch) -> dict[str, list]:
+    """Record each mating taken by the list path (_RowMating.offspring) and by the array path (_offspring)."""
+    taken: dict[str, list] = {"lists": [], "arrays": []}
+    lists, arrays = _RowMating.offspring, ArrayMating._offspring
+    monkeypatch.setattr(_RowMating, "offspring", lambda self, *a, **k: taken["lists"].append(1) or lists(self, *a, **k))
+    monkeypatch.setattr(ArrayMating, "_offspring",
+                        lambda self, *a, **k: taken["arrays"].append(1) or arrays(self, *a, **k))
+    return taken
 
 
 def _with_rs(algo, random_state):
@@ -109,12 +126,14 @@ def test_random_picks_draw_what_one_choice_per_pair_draws() -> None:
         assert many.bit_generator.state == one.bit_generator.state
 
 
-@pytest.mark.parametrize("names,budget,options", [
-    (["nsga2_unaware", "nsga3_unaware"], 30, {"max_proposals": 250}),  # converged unaware runs: many retries
-    (["nsga2", "nsga3"], 25, {}),  # Kernel Tuner's constraint-aware NSGA-II/III
+@pytest.mark.parametrize("names,budget,options,path", [
+    # converged unaware runs: many retries, on lists
+    (["nsga2_unaware", "nsga3_unaware"], 30, {"max_proposals": 250}, "lists"),
+    (["nsga2", "nsga3"], 25, {}, "arrays"),  # Kernel Tuner's constraint-aware NSGA-II/III
 ])
-def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budget, options) -> None:
-    """During a simulated run NSGA-II/III take the array path, and their traces equal those with pymoo's Mating."""
+def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budget, options, path) -> None:
+    """During a simulated run NSGA-II/III take the fast path (the unaware ones on lists, Kernel Tuner's on
+    arrays), and their traces equal those with pymoo's Mating."""
     import contextlib
 
     from test_simulate import tiny_space
@@ -122,9 +141,7 @@ def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budg
     from analysis.simulate import run as run_module
     from analysis.simulate import simulate_run
 
-    calls = []
-    replay = ArrayMating._offspring
-    monkeypatch.setattr(ArrayMating, "_offspring", lambda self, *a, **k: calls.append(1) or replay(self, *a, **k))
+    taken = _count_paths(monkeypatch)
 
     def traces():
         return [simulate_run(tiny_space(n_obj), name, {"popsize": 8, "mutation_prob": p}, budget, seed,
@@ -132,7 +149,7 @@ def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budg
                 for name, n_obj, p, seed in itertools.product(names, [1, 2], [0.1, 0.5], [0, 1])]
 
     fast = traces()
-    assert calls  # the array path ran
+    assert taken[path] and not taken["arrays" if path == "lists" else "lists"]
     monkeypatch.setattr(run_module, "array_mating_in_genetic_algorithms", contextlib.nullcontext)
-    calls.clear()
-    assert traces() == fast and not calls
+    taken["lists"].clear(), taken["arrays"].clear()
+    assert traces() == fast and not taken["lists"] and not taken["arrays"]
