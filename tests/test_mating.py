@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from pymoo.core.problem import ElementwiseProblem
 from pymoo.core.termination import NoTermination
 
 from analysis.simulate import unaware
-from analysis.simulate.mating import ArrayMating, array_mating_in_genetic_algorithms
+from analysis.simulate.mating import ArrayMating, _RowMating, array_mating_in_genetic_algorithms
 from analysis.simulate.refdirs import compute as reference_directions  # the mating, not the directions, is under test
 
 
@@ -53,9 +54,15 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("path", ["lists", "arrays"])
 @pytest.mark.parametrize("name,n_obj,popsize,mutation_prob,crossover", CASES)
-def test_array_mating_matches_pymoo_generation_by_generation(name, n_obj, popsize, mutation_prob, crossover) -> None:
-    """At every generation of real runs, both matings give the same offspring and leave the generator alike."""
+def test_array_mating_matches_pymoo_generation_by_generation(monkeypatch, name, n_obj, popsize, mutation_prob,
+                                                             crossover, path) -> None:
+    """At every generation of real runs, both matings give the same offspring and leave the generator alike,
+    on the unaware strategies' list path and, with that path switched off, on the array path."""
+    taken = _count_paths(monkeypatch)
+    if path == "arrays":
+        monkeypatch.setattr(_RowMating, "plan", classmethod(lambda cls, *args: None))
     retries = 0
     for seed in range(3):
         algo = algorithm(name, n_obj, popsize, mutation_prob, crossover)
@@ -74,6 +81,17 @@ def test_array_mating_matches_pymoo_generation_by_generation(name, n_obj, popsiz
                 retries += len(got) < n_offsprings
             algo.next()
     assert retries > 0  # the converged case, where pymoo gives up after 100 matings, was exercised
+    assert taken[path] and not taken["arrays" if path == "lists" else "lists"]
+
+
+def _count_paths(monkeypatch) -> dict[str, list]:
+    """Record each mating taken by the list path (_RowMating.offspring) and by the array path (_offspring)."""
+    taken: dict[str, list] = {"lists": [], "arrays": []}
+    lists, arrays = _RowMating.offspring, ArrayMating._offspring
+    monkeypatch.setattr(_RowMating, "offspring", lambda self, *a, **k: taken["lists"].append(1) or lists(self, *a, **k))
+    monkeypatch.setattr(ArrayMating, "_offspring",
+                        lambda self, *a, **k: taken["arrays"].append(1) or arrays(self, *a, **k))
+    return taken
 
 
 def _with_rs(algo, random_state):
@@ -109,12 +127,14 @@ def test_random_picks_draw_what_one_choice_per_pair_draws() -> None:
         assert many.bit_generator.state == one.bit_generator.state
 
 
-@pytest.mark.parametrize("names,budget,options", [
-    (["nsga2_unaware", "nsga3_unaware"], 30, {"max_proposals": 250}),  # converged unaware runs: many retries
-    (["nsga2", "nsga3"], 25, {}),  # Kernel Tuner's constraint-aware NSGA-II/III
+@pytest.mark.parametrize("names,budget,options,path", [
+    # converged unaware runs: many retries, on lists
+    (["nsga2_unaware", "nsga3_unaware"], 30, {"max_proposals": 250}, "lists"),
+    (["nsga2", "nsga3"], 25, {}, "arrays"),  # Kernel Tuner's constraint-aware NSGA-II/III
 ])
-def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budget, options) -> None:
-    """During a simulated run NSGA-II/III take the array path, and their traces equal those with pymoo's Mating."""
+def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budget, options, path) -> None:
+    """During a simulated run NSGA-II/III take the fast path (the unaware ones on lists, Kernel Tuner's on
+    arrays), and their traces equal those with pymoo's Mating."""
     import contextlib
 
     from test_simulate import tiny_space
@@ -122,9 +142,7 @@ def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budg
     from analysis.simulate import mating as mating_module
     from analysis.simulate import simulate_run
 
-    calls = []
-    replay = ArrayMating._offspring
-    monkeypatch.setattr(ArrayMating, "_offspring", lambda self, *a, **k: calls.append(1) or replay(self, *a, **k))
+    taken = _count_paths(monkeypatch)
 
     def traces():
         return [simulate_run(tiny_space(n_obj), name, {"popsize": 8, "mutation_prob": p}, budget, seed,
@@ -132,8 +150,219 @@ def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budg
                 for name, n_obj, p, seed in itertools.product(names, [1, 2], [0.1, 0.5], [0, 1])]
 
     fast = traces()
-    assert calls  # the array path ran
+    assert taken[path] and not taken["arrays" if path == "lists" else "lists"]
     # the engine imports it from the mating module when a run starts
     monkeypatch.setattr(mating_module, "array_mating_in_genetic_algorithms", contextlib.nullcontext)
-    calls.clear()
-    assert traces() == fast and not calls
+    taken["lists"].clear(), taken["arrays"].clear()
+    assert traces() == fast and not taken["lists"] and not taken["arrays"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The list path's steps against pymoo's operators and the array path, on many random inputs
+# ---------------------------------------------------------------------------------------------------------
+
+def _random_bounds(g: np.random.Generator, n_var: int, integer: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds with some xl == xu variables: integer ones (as the unaware problems'), or float64 ones."""
+    if integer:
+        xl = g.integers(-6, 6, n_var)
+        return xl, xl + g.choice([0, 0, 1, 2, 5, 40], n_var)
+    xl = g.uniform(-3.0, 3.0, n_var)
+    return xl, xl + g.choice([0.0, 1e-3, 0.5, 1.0, 7.25], n_var)
+
+
+def _random_rows(g: np.random.Generator, n: int, xl: np.ndarray, xu: np.ndarray, integer: bool) -> np.ndarray:
+    """Rows within the bounds, about a third of the values on a bound."""
+    if integer:
+        X = g.integers(xl, xu + 1, (n, len(xl)))
+    else:
+        X = xl + g.random((n, len(xl))) * (xu - xl)
+    at = g.integers(0, 3, X.shape)
+    return np.where(at == 0, xl, np.where(at == 1, xu, X))
+
+
+def test_polynomial_mutation_on_lists_equals_pymoo_mut_pm() -> None:
+    """mut_pm's draws and values on lists equal pymoo's mut_pm (and the array replay) bit for bit, generator
+    state included: integer and float bounds, xl == xu variables, values on the bounds, eta from 0 to 100,
+    1 to 6 rows; and values computed for a subset of the entries (the rows that take the mutation) are
+    those at the same entries."""
+    from pymoo.operators.mutation.pm import mut_pm
+
+    from analysis.simulate.mating import (_Bounds, _polynomial_mutation, _polynomial_mutation_draws,
+                                          _polynomial_mutation_values)
+
+    n_entries = 0
+    for seed in range(3000):
+        g = np.random.default_rng(seed)
+        integer = seed % 2 == 0
+        n, n_var = int(g.integers(1, 7)), int(g.integers(1, 9))
+        xl, xu = _random_bounds(g, n_var, integer)
+        X = _random_rows(g, n, xl, xu, integer)
+        eta = g.choice([0.0, 0.5, 1.0, 3.0, 20.0, 30.0, 100.0], n) if seed % 3 else np.full(n, 20.0)
+        prob_var = np.full(n, g.choice([0.1, 1.0 / n_var, 0.5, 1.0]))
+        expected_rs, array_rs, got_rs = (np.random.default_rng(10**6 + seed) for _ in range(3))
+
+        expected = mut_pm(X.astype(float), xl, xu, eta, prob_var, at_least_once=False, random_state=expected_rs)
+        array = _polynomial_mutation(X, xl, xu, eta, prob_var, array_rs)
+        bounds = _Bounds(xl, xu)
+        rows = X.tolist()
+        entries, rand = _polynomial_mutation_draws(n, bounds, prob_var.tolist(), got_rs)
+        values = _polynomial_mutation_values(rows, entries, rand, bounds, eta.tolist())
+        got = X.astype(float)
+        for (i, j), y in zip(entries, values):
+            got[i, j] = y
+
+        assert got.tobytes() == expected.tobytes() == array.tobytes()  # bit for bit, -0.0 and 0.0 apart
+        assert got_rs.bit_generator.state == expected_rs.bit_generator.state == array_rs.bit_generator.state
+        # a subset of the entries, as offspring() computes only the rows that take the mutation
+        subset = [k for k in range(len(entries)) if g.random() < 0.5]
+        part = _polynomial_mutation_values(rows, [entries[k] for k in subset], [rand[k] for k in subset], bounds,
+                                           eta.tolist())
+        assert np.array(part, dtype=float).tobytes() == np.array([values[k] for k in subset], dtype=float).tobytes()
+        n_entries += len(entries)
+    assert n_entries > 10000
+
+
+def test_round_is_rounding_repair() -> None:
+    """Python's round of a float is RoundingRepair's np.around(X).astype(int): halves to even, negatives, bounds."""
+    from pymoo.operators.repair.rounding import RoundingRepair
+
+    g = np.random.default_rng(0)
+    halves = np.arange(-20, 21) + 0.5
+    values = np.concatenate([halves, np.nextafter(halves, np.inf), np.nextafter(halves, -np.inf),
+                             g.uniform(-50.0, 50.0, 20000), np.arange(-20.0, 21.0), [-0.0, 0.0, 2.0**52 - 0.5]])
+    expected = RoundingRepair()._do(None, values.reshape(-1, 1)).ravel().tolist()
+    assert [round(v) for v in values.tolist()] == expected
+
+
+def test_crossover_masks_on_lists_equal_pymoo() -> None:
+    """The point crossovers' cut points and the uniform crossover's mask, applied as the list path applies them
+    (slices swapped, entries picked), give pymoo's offspring for 1 to 6 matings of 1 to 9 variables."""
+    from pymoo.operators.crossover.pntx import PointCrossover
+    from pymoo.operators.crossover.ux import UniformCrossover
+
+    from analysis.simulate.mating import _point_crossover, _point_crossover_cuts, _uniform_crossover_masks
+
+    for seed in range(1500):
+        g = np.random.default_rng(seed)
+        n_matings, n_var, n_points = int(g.integers(1, 7)), int(g.integers(1, 10)), int(g.integers(1, 4))
+        X = g.integers(0, 100, (2, n_matings, n_var))
+        expected_rs, array_rs, got_rs = (np.random.default_rng(10**6 + seed) for _ in range(3))
+
+        if seed % 3:
+            expected = PointCrossover(n_points)._do(None, X, random_state=expected_rs)
+            array = _point_crossover(X, n_points, array_rs)
+            got = []
+            for m, r in enumerate(_point_crossover_cuts(n_matings, n_var, n_points, got_rs)):
+                a, b = X[0, m].tolist(), X[1, m].tolist()
+                x, y = a[:], b[:]
+                for start, end in zip(r[0::2], r[1::2]):
+                    x[start:end], y[start:end] = b[start:end], a[start:end]
+                got.append((x, y))
+            np.testing.assert_array_equal(array, expected)
+            assert array_rs.bit_generator.state == expected_rs.bit_generator.state
+        else:
+            expected = UniformCrossover()._do(None, X, random_state=expected_rs)
+            got = [([v if s else u for u, v, s in zip(X[0, m].tolist(), X[1, m].tolist(), mask)],
+                    [u if s else v for u, v, s in zip(X[0, m].tolist(), X[1, m].tolist(), mask)])
+                   for m, mask in enumerate(_uniform_crossover_masks(n_matings, n_var, got_rs))]
+        assert [x for x, _ in got] == expected[0].tolist() and [y for _, y in got] == expected[1].tolist()
+        assert got_rs.bit_generator.state == expected_rs.bit_generator.state
+
+
+def _mating_for(g: np.random.Generator, crossover: str, n_var: int):
+    """An unaware strategy's ArrayMating with random crossover and mutation settings, set up for one call."""
+    from analysis.simulate.unaware import build_algorithm
+
+    with array_mating_in_genetic_algorithms():
+        algo = build_algorithm("nsga2", 10, crossover, float(g.choice([1.0, 0.5])), float(g.choice([0.1, 0.5, 1.0])),
+                               float(g.choice([0.0, 3.0, 20.0, 100.0])), None)
+    mating = algo.mating
+    if g.random() < 0.5:  # more mutated variables than the default 1 / n_var
+        mating.mutation.prob_var = float(g.choice([0.5, 1.0]))
+    mating._sized = {}
+    return mating
+
+
+def test_list_offspring_equal_array_offspring() -> None:
+    """`_RowMating.offspring` equals the array path's `_offspring` (the NumPy replay of pymoo's operators) on
+    random unaware matings: the same offspring and the same generator state, for 1 to 13 offspring."""
+
+    from analysis.simulate.mating import _RowMating, _Tournament
+
+    crossovers = ["single-point-crossover", "two-point-crossover", "uniform-crossover"]
+    for seed in range(600):
+        g = np.random.default_rng(seed)
+        n_var, popsize = int(g.integers(1, 9)), int(g.integers(2, 13))
+        xl, xu = _random_bounds(g, n_var, integer=True)
+        problem = SimpleNamespace(n_var=n_var, xl=xl, xu=xu)
+        X_pop = _random_rows(g, popsize, xl, xu, integer=True)
+        mating = _mating_for(g, crossovers[seed % 3], n_var)
+        rows = _RowMating.plan(mating, problem, X_pop, X_pop.tolist(), None)
+        assert rows is not None
+        for n_offsprings in (1, 2, int(g.integers(3, 14))):
+            array_rs, list_rs = (np.random.default_rng(10**6 + seed + n_offsprings) for _ in range(2))
+            rows.random_state = list_rs
+            expected = mating._offspring(problem, X_pop, _Tournament("nsga3", range(popsize), array_rs),
+                                         n_offsprings, array_rs, {})
+            got = rows.offspring(_Tournament("nsga3", range(popsize), list_rs), n_offsprings)
+            assert expected.dtype == int and got == expected.tolist()
+            assert list_rs.bit_generator.state == array_rs.bit_generator.state
+
+
+def test_list_path_only_where_it_replays_exactly() -> None:
+    """The list path is planned for integer populations within integer or float64 bounds, with the unaware
+    strategies' operators; anything else takes the array path."""
+
+    from pymoo.core.repair import Repair
+    from pymoo.core.variable import Real
+
+    from analysis.simulate.mating import _RowMating
+
+    g = np.random.default_rng(0)
+    xl, xu = np.zeros(3, dtype=int), np.array([4, 0, 9])
+    problem = SimpleNamespace(n_var=3, xl=xl, xu=xu)
+    X_pop = np.array([[0, 0, 9], [4, 0, 3]])
+
+    def plan(X=X_pop, problem=problem, change=None):
+        mating = _mating_for(g, "two-point-crossover", 3)
+        if change:
+            change(mating)
+        return _RowMating.plan(mating, problem, X, X.tolist(), None)
+
+    assert plan() is not None
+    assert plan(problem=SimpleNamespace(n_var=3, xl=xl.astype(float), xu=xu.astype(float))) is not None
+    assert plan(X=X_pop.astype(float)) is None  # float population
+    assert plan(X=np.array([[0, 0, 10], [4, 0, 3]])) is None  # outside the bounds
+    assert plan(problem=SimpleNamespace(n_var=3, xl=xl.astype(np.float32), xu=xu.astype(np.float32))) is None
+    assert plan(problem=SimpleNamespace(n_var=3, xl=xl, xu=np.array([4.0, 0.0, np.inf]))) is None
+    assert plan(change=lambda m: setattr(m.mutation, "at_least_once", True)) is None
+    assert plan(change=lambda m: setattr(m.mutation, "vtype", None)) is None
+    assert plan(change=lambda m: setattr(m.mutation, "repair", None)) is None
+    assert plan(change=lambda m: setattr(m.mutation, "eta", Real(-1.0))) is None
+    assert plan(change=lambda m: setattr(m, "repair", type("Shift", (Repair,), {"_do": lambda s, p, X, **k: X})())) \
+        is None
+
+
+def test_nsga2_tournaments_on_lists_equal_pymoo() -> None:
+    """The list tournaments equal pymoo's TournamentSelection with binary_tournament on feasible populations with
+    dominated, equal and incomparable objectives and equal, infinite or NaN crowding distances."""
+    from pymoo.algorithms.moo.nsga2 import binary_tournament
+    from pymoo.core.population import Population
+    from pymoo.operators.selection.tournament import TournamentSelection
+
+    from analysis.simulate.mating import _Tournament
+
+    for seed in range(400):
+        g = np.random.default_rng(seed)
+        n, n_obj = int(g.integers(2, 15)), int(g.integers(1, 4))
+        F = g.integers(0, 3, (n, n_obj)).astype(float)
+        crowding = g.choice([0.0, 0.5, 1.0, np.inf, np.nan], n)
+        pop = Population.new("X", np.zeros((n, 1)), "F", F, "CV", np.zeros((n, 1)), "rank", np.zeros(n),
+                             "crowding", crowding)
+        n_select = int(g.integers(1, 2 * n))
+        expected_rs, got_rs = (np.random.default_rng(10**6 + seed) for _ in range(2))
+        stand_in = SimpleNamespace(tournament_type="comp_by_dom_and_crowding", random_state=expected_rs)
+        expected = TournamentSelection(func_comp=binary_tournament)._do(None, pop, n_select, 2,
+                                                                        random_state=expected_rs, algorithm=stand_in)
+        assert _Tournament("nsga2", pop, got_rs).select(n_select, 2) == expected.tolist()
+        assert got_rs.bit_generator.state == expected_rs.bit_generator.state

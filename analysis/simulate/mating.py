@@ -16,13 +16,22 @@ only override `_do`, and the hashed duplicate eliminations of `accel`; anything 
 population with a constraint violation, goes to pymoo's own `Mating.do`. `simulate_run` makes
 pymoo's GeneticAlgorithm build it for the duration of a run. Tests compare both generation by
 generation and on whole runs.
+
+Once converged, each retry mates only the few pairs still missing (a handful of rows of a few
+variables), hundreds of thousands of times in a long run, where NumPy's per-call overhead on such
+tiny arrays is most of the time. So the tournaments are decided on Python lists, and the unaware strategies'
+mating (point or uniform crossover, polynomial mutation rounded to integers: `_RowMating`) runs on
+lists of Python numbers: the same draws from the generator (its array results read with
+`tolist`), the same comparisons and IEEE-754 arithmetic (+, -, *, / on Python floats round as
+NumPy's float64 ufuncs do), and `np.power` kept for the powers (NumPy's SIMD `power` differs from
+the C library's `pow` in the last bit on some machines).
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,7 +45,9 @@ from pymoo.core.population import Population
 from pymoo.core.repair import Repair
 from pymoo.core.variable import get
 from pymoo.operators.crossover.pntx import PointCrossover, SinglePointCrossover, TwoPointCrossover
+from pymoo.operators.crossover.ux import UX, UniformCrossover
 from pymoo.operators.mutation.pm import PM, PolynomialMutation
+from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.selection.tournament import TournamentSelection
 
 from analysis.simulate.accel import ExactDuplicateElimination, HashedDuplicateElimination, flag_duplicates
@@ -95,18 +106,24 @@ class ArrayMating(Mating):
         X_pop = pop.get("X")
         self._sized: dict[tuple[str, int], Any] = {}  # operator parameters by size, fixed within one call
         keep = _KEEP[type(self.eliminate_duplicates)]
-        pop_keys = {tuple(row) for row in X_pop.tolist()}
+        pop_rows = X_pop.tolist()
+        pop_keys = {tuple(row) for row in pop_rows}
         tournament = _Tournament(kind, pop, random_state)
-        off_rows: list[np.ndarray] = []
+        rows = _RowMating.plan(self, problem, X_pop, pop_rows, random_state)
+        off_rows: list = []
         off_keys: set[tuple] = set()
         n_infills = 0
         while len(off_rows) < n_offsprings:
             n_remaining = n_offsprings - len(off_rows)
-            X = self._offspring(problem, X_pop, tournament, n_remaining, random_state, kwargs)
-            keys = [tuple(row) for row in X.tolist()]
+            if rows is not None:
+                X = rows.offspring(tournament, n_remaining)
+                keys = [tuple(row) for row in X]
+            else:
+                X = self._offspring(problem, X_pop, tournament, n_remaining, random_state, kwargs)
+                keys = [tuple(row) for row in X.tolist()]
             # DuplicateElimination.do: drop repeats within the mating (as the elimination in use does),
             # then those in the population, then those already kept; truncate to what is missing
-            repeated = flag_duplicates(keys, None, np.zeros(len(keys), dtype=bool), keep)
+            repeated = flag_duplicates(keys, None, [False] * len(keys), keep)
             added = 0
             for i, key in enumerate(keys):
                 if not repeated[i] and key not in pop_keys and key not in off_keys:
@@ -120,7 +137,8 @@ class ArrayMating(Mating):
                 break
         if not off_rows:
             return Population.create()
-        return Population.new("X", np.array(off_rows))
+        # the list path's rows are RoundingRepair's `astype(int)`; the array path's keep their dtype
+        return Population.new("X", np.array(off_rows, dtype=None if rows is None else int))
 
     def _sized_value(self, name: str, size: int, make: Any) -> Any:
         """pymoo's `get(parameter, size=size)` for an operator parameter, computed once per size and call."""
@@ -133,7 +151,7 @@ class ArrayMating(Mating):
         """One mating as Mating._do plus the repairs: selection, crossover, mutation, rounding; X of the offspring."""
         cx, mut = self.crossover, self.mutation
         n_matings = math.ceil(n_offsprings / cx.n_offsprings)
-        parents = tournament.select(n_matings, cx.n_parents)
+        parents = np.array(tournament.select(n_matings, cx.n_parents), dtype=np.intp)
 
         # Crossover.do: parents' X as (n_parents, n_matings, n_var); offspring of non-crossing pairs copy them
         X = np.swapaxes(X_pop[parents], 0, 1)
@@ -169,7 +187,10 @@ class ArrayMating(Mating):
 
 
 class _Tournament:
-    """Binary tournaments of NSGA-II (domination, then crowding) or NSGA-III (random) on a feasible population."""
+    """Binary tournaments of NSGA-II (domination, then crowding) or NSGA-III (random) on a feasible population.
+
+    A retry's tournaments are a handful of pairs, so they are decided on Python lists (the relation
+    and crowding read once per generation) rather than with NumPy operations on 2-element arrays."""
 
     def __init__(self, kind: str, pop: Population, random_state: np.random.Generator) -> None:
         self.kind = kind
@@ -180,60 +201,89 @@ class _Tournament:
             F = pop.get("F")
             a_better = (F[:, None, :] < F[None, :, :]).any(axis=2)
             b_better = (F[None, :, :] < F[:, None, :]).any(axis=2)
-            self.relation = np.where(a_better & ~b_better, 1, np.where(b_better & ~a_better, -1, 0))
-            self.crowding = pop.get("crowding").astype(float)
+            self.relation = np.where(a_better & ~b_better, 1, np.where(b_better & ~a_better, -1, 0)).tolist()
+            self.crowding = pop.get("crowding").astype(float).tolist()
 
-    def select(self, n_select: int, n_parents: int) -> np.ndarray:
-        """TournamentSelection._do: permutations drawn as pymoo draws them, one winner per pair."""
+    def select(self, n_select: int, n_parents: int) -> list[list[int]]:
+        """TournamentSelection._do: permutations drawn as pymoo draws them, one winner per pair;
+        the (n_select, n_parents) index matrix as a list of rows."""
         rs = self.random_state
         n_random = n_select * n_parents * 2
-        n_perms = math.ceil(n_random / self.n)
-        P = np.concatenate([rs.permutation(self.n) for _ in range(n_perms)])[:n_random].reshape(-1, 2)
-        a, b = P[:, 0], P[:, 1]
+        drawn: list[int] = []
+        for _ in range(math.ceil(n_random / self.n)):  # random_permutations, concatenated
+            drawn.extend(rs.permutation(self.n).tolist())
+        a, b = drawn[0:n_random:2], drawn[1:n_random:2]  # P.reshape(-1, 2)[:, 0] and [:, 1]
         if self.kind == "nsga3":
             # comp_by_cv_then_random on a feasible population: rs.choice([a, b]) per tournament, in order
             winners = _random_picks(rs, a, b)
         else:
             winners = self._dominance_then_crowding(a, b)
-        return winners.reshape(n_select, n_parents)
+        return [winners[i:i + n_parents] for i in range(0, len(winners), n_parents)]
 
-    def _dominance_then_crowding(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """nsga2.binary_tournament ("comp_by_dom_and_crowding") with all CV zero."""
-        relation = self.relation[a, b]
-        cd_a, cd_b = self.crowding[a], self.crowding[b]
-        winners = np.where(relation == 1, a, np.where(relation == -1, b, -1))
-        undecided = relation == 0
-        winners = np.where(undecided & (cd_a > cd_b), a, winners)
-        winners = np.where(undecided & (cd_a < cd_b), b, winners)
-        ties = np.flatnonzero(winners < 0)  # equal crowding: a random pick, in tournament order
-        if len(ties):
-            winners[ties] = _random_picks(self.random_state, a[ties], b[ties])
+    def _dominance_then_crowding(self, a: list[int], b: list[int]) -> list[int]:
+        """nsga2.binary_tournament ("comp_by_dom_and_crowding") with all CV zero: the dominating one,
+        else the larger crowding distance, else (equal, both infinite, or NaN) a random pick, drawn for
+        all such tournaments at once after the others, in tournament order."""
+        relation, crowding = self.relation, self.crowding
+        winners: list[int] = []
+        ties: list[int] = []
+        for t, (x, y) in enumerate(zip(a, b)):
+            rel = relation[x][y]
+            if rel == 1:
+                winners.append(x)
+            elif rel == -1:
+                winners.append(y)
+            elif crowding[x] > crowding[y]:
+                winners.append(x)
+            elif crowding[x] < crowding[y]:
+                winners.append(y)
+            else:
+                winners.append(-1)
+                ties.append(t)
+        if ties:
+            for t, pick in zip(ties, _random_picks(self.random_state, [a[t] for t in ties], [b[t] for t in ties])):
+                winners[t] = pick
         return winners
 
 
-def _random_picks(random_state: np.random.Generator, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _random_picks(random_state: np.random.Generator, a: Sequence[int], b: Sequence[int]) -> list[int]:
     """What `[random_state.choice([x, y]) for x, y in zip(a, b)]` picks, in one draw.
 
     Generator.choice of a two-element list draws one integer in [0, 2) each call, and NumPy's
     bounded-integer stream is the same whether drawn one at a time or as an array (the tests
     compare the picks and the generator state after them with pymoo's per-tournament calls)."""
-    return np.where(random_state.integers(0, 2, size=len(a)) == 0, a, b)
+    draws = random_state.integers(0, 2, size=len(a)).tolist()
+    return [x if d == 0 else y for x, y, d in zip(a, b, draws)]
 
 
 _POINT_CROSSOVERS = (PointCrossover, SinglePointCrossover, TwoPointCrossover)
+_UNIFORM_CROSSOVERS = (UniformCrossover, UX)
 _POLYNOMIAL_MUTATIONS = (PM, PolynomialMutation)
 
 
+def _point_crossover_cuts(n_matings: int, n_var: int, n_points: int,
+                          random_state: np.random.Generator) -> list[list[int]]:
+    """PointCrossover._do's `r` as one list per mating: the same draws (a permutation of 0..n_var-2
+    per mating, in mating order), its first `n_points` plus one, sorted, and n_var appended. The
+    mating's mask M is set on the segments [r0, r1), [r2, r3), ... (pymoo's per-mating loop)."""
+    cuts = []
+    for _ in range(n_matings):
+        cuts.append([c + 1 for c in sorted(random_state.permutation(n_var - 1).tolist()[:n_points])] + [n_var])
+    return cuts
+
+
+def _uniform_crossover_masks(n_matings: int, n_var: int, random_state: np.random.Generator) -> list[list[bool]]:
+    """UniformCrossover._do's mask M as one list per mating: `random((n_matings, n_var)) < 0.5`."""
+    return [[r < 0.5 for r in row] for row in random_state.random((n_matings, n_var)).tolist()]
+
+
 def _point_crossover(X: np.ndarray, n_points: int, random_state: np.random.Generator) -> np.ndarray:
-    """PointCrossover._do: the same cut-point draws; the segment mask built without a per-mating loop."""
+    """PointCrossover._do: the same cut-point draws and mask; crossover_mask's swap as two np.where."""
     _, n_matings, n_var = X.shape
-    r = np.vstack([random_state.permutation(n_var - 1) + 1 for _ in range(n_matings)])[:, :n_points]
-    r.sort(axis=1)
-    r = np.column_stack([r, np.full(n_matings, n_var)])
-    columns = np.arange(n_var)
     M = np.zeros((n_matings, n_var), dtype=bool)
-    for j in range(0, r.shape[1] - 1, 2):  # segments [r_j, r_j+1), [r_j+2, r_j+3), ... swap
-        M |= (columns >= r[:, j, None]) & (columns < r[:, j + 1, None])
+    for m, r in enumerate(_point_crossover_cuts(n_matings, n_var, n_points, random_state)):
+        for start, end in zip(r[0::2], r[1::2]):  # the segments [r0, r1), [r2, r3), ...
+            M[m, start:end] = True
     return np.stack([np.where(M, X[1], X[0]), np.where(M, X[0], X[1])])
 
 
@@ -273,6 +323,181 @@ def _polynomial_mutation(X: np.ndarray, xl: np.ndarray, xu: np.ndarray, eta: np.
     Xp[rows, cols] = y
     Xp = np.where(Xp < xl, xl, Xp)  # set_to_bounds_if_outside
     return np.where(Xp > xu, xu, Xp)
+
+
+class _Bounds:
+    """A problem's bounds for the list path: mut_pm's xl, xu and xu - xl per variable as Python floats
+    (xu - xl taken in the bounds' own dtype, then converted, as mut_pm's `(X - _xl) / (_xu - _xl)`
+    divides by it), and the variables it may mutate (those with xl != xu)."""
+
+    def __init__(self, xl: np.ndarray, xu: np.ndarray) -> None:
+        self.xl = xl.astype(float).tolist()
+        self.xu = xu.astype(float).tolist()
+        self.span = (xu - xl).astype(float).tolist()
+        self.free = np.flatnonzero(~(xl == xu)).tolist()
+
+    @staticmethod
+    def exact(xl: Any, xu: Any) -> bool:
+        """Bounds whose values, differences and the integers between them are exact as Python floats
+        and whose arithmetic in NumPy is float64 or exact integer arithmetic."""
+        for bound in (xl, xu):
+            if not (isinstance(bound, np.ndarray) and bound.ndim == 1 and len(bound) == len(xl)):
+                return False
+            if not (bound.dtype.kind in "iu" or bound.dtype == np.float64):
+                return False
+            if not np.all(np.abs(bound) <= 2.0 ** 52):
+                return False  # NaN and infinite bounds fail too
+        return bool(np.all(xl <= xu))
+
+
+def _polynomial_mutation_draws(n_rows: int, bounds: _Bounds, prob_var: list,
+                               random_state: np.random.Generator) -> tuple[list[tuple[int, int]], list[float]]:
+    """mut_pm's draws (at_least_once off) for `n_rows` rows: the entries it mutates, as (row, variable)
+    in row-major order (the order of its boolean indexing), and the random number of each.
+
+    The same calls as mut_binomial's and mut_pm's: `random((n_rows, n_var))` compared with each
+    row's probability (variables with xl == xu left out), then `random(k)` for the k entries."""
+    draws = random_state.random((n_rows, len(bounds.xl))).tolist()
+    entries = [(i, j) for i, row in enumerate(draws) for j in bounds.free if row[j] < prob_var[i]]
+    return entries, random_state.random(len(entries)).tolist()
+
+
+def _polynomial_mutation_values(rows: list[list], entries: list[tuple[int, int]], rand: list[float],
+                                bounds: _Bounds, eta: list) -> list[float]:
+    """mut_pm's new value of each of `entries` of `rows` (Python numbers within the bounds), given
+    their random numbers: the values `_polynomial_mutation` gives there.
+
+    Why it is the same: the comparisons and the +, -, *, / on Python floats are IEEE-754 double
+    operations rounded as NumPy's float64 ufuncs round them, done in mut_pm's order (no fused
+    operations in either), on `float(x)` as in `X.astype(float)`. The powers stay NumPy's
+    (`np.power` on float64 arrays, as in mut_pm): only each entry's own branch is computed (mut_pm
+    computes both and keeps one; a ufunc's result for an element does not depend on the other
+    elements). Within the bounds, delta1 and delta2 lie in [0, 1], so with eta > -1 nothing is NaN
+    or infinite, and the clipping to the bounds is all that set_to_bounds_if_outside changes."""
+    if not entries:
+        return []
+    xl, xu, span = bounds.xl, bounds.xu, bounds.span
+    base, exponent = [], []
+    for (i, j), r in zip(entries, rand):
+        x = float(rows[i][j])
+        base.append(1.0 - (x - xl[j]) / span[j] if r <= 0.5 else 1.0 - (xu[j] - x) / span[j])  # 1 - delta1|2
+        exponent.append(eta[i] + 1.0)
+    power = np.power(np.array(base), np.array(exponent)).tolist()
+    val = [2.0 * r + (1.0 - 2.0 * r) * p if r <= 0.5 else 2.0 * (1.0 - r) + 2.0 * (r - 0.5) * p
+           for r, p in zip(rand, power)]
+    root = np.power(np.array(val), np.array([1.0 / e for e in exponent])).tolist()  # mut_pow = 1 / (eta + 1)
+    values = []
+    for (i, j), r, q in zip(entries, rand, root):
+        deltaq = q - 1.0 if r <= 0.5 else 1.0 - q
+        y = float(rows[i][j]) + deltaq * span[j]
+        if y < xl[j]:
+            y = xl[j]
+        if y > xu[j]:
+            y = xu[j]
+        values.append(y)
+    return values
+
+
+class _RowMating:
+    """The unaware strategies' mating on lists of Python numbers, for an integer population within
+    the bounds: a point or uniform crossover with two offspring per pair, polynomial mutation (no
+    at_least_once) with vtype float and RoundingRepair as its repair, and an identity mating repair.
+
+    `offspring` is `ArrayMating._offspring` for that pipeline: the tournaments, `random(n_matings)`
+    for which pairs cross, the crossover's mask draws if any does, mut_pm's draws, then
+    `random(n)` for which rows take the mutation; the rows then rounded as RoundingRepair rounds
+    (Python's `round` of a float is round-half-even, as `np.around`, and exact), the others left
+    as the integers they are (`round(float(x)) == x` for the integers the bounds allow)."""
+
+    def __init__(self, mating: ArrayMating, problem: Any, pop_rows: list[list[int]],
+                 random_state: np.random.Generator) -> None:
+        self.crossover = mating.crossover
+        self.pop_rows = pop_rows
+        self.random_state = random_state
+        self.bounds = _Bounds(problem.xl, problem.xu)
+        cx, mut = mating.crossover, mating.mutation
+        self._parameters = {  # per size, as Crossover.do, mut_binomial, PolynomialMutation._do, Mutation.do get them
+            "cx.prob": lambda n: get(cx.prob, size=n),
+            "mut.prob_var": lambda n: np.ones(n) * mut.get_prob_var(problem, size=n),
+            "mut.eta": lambda n: get(mut.eta, size=n),
+            "mut.prob": lambda n: get(mut.prob, size=n),
+        }
+        self._sized: dict[tuple[str, int], list] = {}
+
+    @classmethod
+    def plan(cls, mating: ArrayMating, problem: Any, X_pop: np.ndarray, pop_rows: list[list[int]],
+             random_state: np.random.Generator) -> _RowMating | None:
+        """The list path for this mating and population, or None where it does not apply (the array path)."""
+        cx, mut = mating.crossover, mating.mutation
+        if type(cx) not in _POINT_CROSSOVERS + _UNIFORM_CROSSOVERS or cx.n_offsprings != 2:
+            return None
+        if not (type(mut) in _POLYNOMIAL_MUTATIONS and not mut.at_least_once and mut.vtype is float
+                and type(mut.repair) is RoundingRepair and type(mating.repair)._do is Repair._do):
+            return None
+        xl, xu = problem.xl, problem.xu
+        if not (X_pop.ndim == 2 and X_pop.dtype.kind in "iu" and _Bounds.exact(xl, xu)
+                and X_pop.shape[1] == len(xl) == problem.n_var):
+            return None
+        if not (np.all(X_pop >= xl) and np.all(X_pop <= xu)):
+            return None
+        eta = np.asarray(get(mut.eta), dtype=float)
+        if not np.all(eta > -1.0) or not np.all(np.isfinite(eta)):
+            return None
+        return cls(mating, problem, pop_rows, random_state)
+
+    def _per_row(self, name: str, size: int) -> list:
+        """An operator parameter for `size` rows as pymoo computes it, as a list, once per size and call."""
+        key = (name, size)
+        if key not in self._sized:
+            self._sized[key] = np.broadcast_to(np.asarray(self._parameters[name](size)), (size,)).tolist()
+        return self._sized[key]
+
+    def offspring(self, tournament: _Tournament, n_offsprings: int) -> list[list[int]]:
+        """One mating (Mating._do plus the mutation's rounding): the offspring as lists of integers."""
+        cx, rs = self.crossover, self.random_state
+        n_matings = math.ceil(n_offsprings / 2)
+        parents = tournament.select(n_matings, 2)
+
+        # Crossover.do: offspring 0 and 1 of each mating; non-crossing pairs copy their parents
+        first = [self.pop_rows[a] for a, _ in parents]
+        second = [self.pop_rows[b] for _, b in parents]
+        prob = self._per_row("cx.prob", n_matings)
+        cross = [r < p for r, p in zip(rs.random(n_matings).tolist(), prob)]
+        if any(cross):  # crossover_mask: the two swap the entries where the mating's mask is set
+            n_var = len(self.bounds.xl)
+            if type(cx) in _POINT_CROSSOVERS:
+                for m, r in enumerate(_point_crossover_cuts(n_matings, n_var, cx.n_points, rs)):
+                    if cross[m]:
+                        a, b = first[m], second[m]
+                        x, y = a[:], b[:]
+                        for start, end in zip(r[0::2], r[1::2]):  # the segments [r0, r1), [r2, r3), ...
+                            x[start:end], y[start:end] = b[start:end], a[start:end]
+                        first[m], second[m] = x, y
+            else:
+                for m, mask in enumerate(_uniform_crossover_masks(n_matings, n_var, rs)):
+                    if cross[m]:
+                        a, b = first[m], second[m]
+                        first[m] = [y if s else x for x, y, s in zip(a, b, mask)]
+                        second[m] = [x if s else y for x, y, s in zip(a, b, mask)]
+        rows = first + second  # Xp.reshape(-1, n_var): offspring 0 of every mating, then offspring 1
+
+        # Mutation.do with PolynomialMutation._do (all its draws), then `random(n) <= prob` for the rows
+        # that take the mutation: only theirs are computed, then rounded (vtype float, RoundingRepair)
+        n = len(rows)
+        prob_var = self._per_row("mut.prob_var", n)
+        entries, rand = _polynomial_mutation_draws(n, self.bounds, prob_var, rs)
+        prob = self._per_row("mut.prob", n)
+        taken = [c <= p for c, p in zip(rs.random(size=n).tolist(), prob)]
+        if not any(taken):
+            return rows
+        offspring = [row[:] if take else row for row, take in zip(rows, taken)]
+        kept = [k for k, (i, _) in enumerate(entries) if taken[i]]
+        if kept:
+            entries, rand = [entries[k] for k in kept], [rand[k] for k in kept]
+            eta = self._per_row("mut.eta", n)
+            for (i, j), y in zip(entries, _polynomial_mutation_values(rows, entries, rand, self.bounds, eta)):
+                offspring[i][j] = round(y)
+        return offspring
 
 
 @contextlib.contextmanager
