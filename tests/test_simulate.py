@@ -292,6 +292,15 @@ def test_vectorised_snapping_matches_kernel_tuner() -> None:
             for config in (tuple(snapped), invalid[rng.integers(len(invalid))]):
                 expected = common.unscale_and_snap_to_nearest_valid(x, list(config), searchspace, eps)
                 assert accel.unscale_and_snap_to_nearest_valid(x, list(config), searchspace, eps) == expected
+        # the bisection's edge cases: midpoints between grid points (ties), beyond both ends, NaN, infinities,
+        # float32, integer and boolean coordinates
+        special = [g[k] + (g[k + 1] - g[k]) / 2 for g in grid for k in range(len(g) - 1)]
+        special += [-1.0, -eps, 0.0, max(span) + 1.0, 1e300, -1e300, float("nan"), float("inf"), -float("inf")]
+        special += [np.float32(v) for v in rng.uniform(0, max(span), 20)] + [0, 1, 2, True, False]
+        for v in special:
+            x = [v] * len(params)
+            assert accel.unscale_and_snap_to_nearest(x, params, eps) == common.unscale_and_snap_to_nearest(
+                x, params, eps), (eps, v)
 
 
 def test_memoised_neighbours_match_kernel_tuner() -> None:

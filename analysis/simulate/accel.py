@@ -7,6 +7,7 @@ code sees exactly the values (and consumes exactly the random draws) it would se
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import logging
@@ -206,15 +207,51 @@ def _snap_grid(count: int, eps: float) -> np.ndarray:
     return grid
 
 
-def unscale_and_snap_to_nearest(x: Any, tune_params: dict, eps: float) -> list:
-    """kernel_tuner.strategies.common.unscale_and_snap_to_nearest with each parameter's grid built once.
+@functools.lru_cache(maxsize=256)
+def _ascending_grid(count: int, eps: float) -> list[float] | None:
+    """The snap grid as Python floats, or None unless strictly ascending (then `_nearest` does not apply)."""
+    grid = _snap_grid(count, eps).tolist()
+    return grid if grid and all(a < b for a, b in zip(grid, grid[1:])) else None
 
-    The same grid (np.linspace of the same arguments) and the same arg-min per parameter: the
-    same values.
+
+def _nearest(grid: list[float], v: float) -> int:
+    """What np.abs(np.array(grid) - v).argmin() gives for a strictly ascending grid: the first index of the
+    smallest distance, found by bisection.
+
+    The distances are the same IEEE subtractions NumPy makes, and on either side of v they are monotonic
+    (rounding is monotonic), so the smallest is next to v's insertion point; equal distances further left
+    (rounding ties) are walked to, as argmin returns the first. NaN gives 0, as argmin of all-NaN does.
+    """
+    if v != v:
+        return 0
+    j = bisect.bisect_left(grid, v)
+    if j == 0:  # v at or below the first point: distances grow to the right
+        return 0
+    best = abs(grid[j - 1] - v)
+    if j < len(grid) and abs(grid[j] - v) < best:
+        return j
+    k = j - 1
+    while k > 0 and abs(grid[k - 1] - v) == best:
+        k -= 1
+    return k
+
+
+def unscale_and_snap_to_nearest(x: Any, tune_params: dict, eps: float) -> list:
+    """kernel_tuner.strategies.common.unscale_and_snap_to_nearest with each parameter's grid built once and the
+    nearest grid point found by bisection (`_nearest`) instead of a pass of NumPy calls per parameter.
+
+    The same grid (np.linspace of the same arguments) and the same arg-min per parameter: the same values.
+    A coordinate that is not a real number, or a grid that is not ascending, takes NumPy's arg-min.
     """
     snapped = list(x)
     for i, values in enumerate(tune_params.values()):
-        index = np.abs(_snap_grid(len(values), eps) - x[i]).argmin()
+        grid = _ascending_grid(len(values), eps)
+        try:
+            index = _nearest(grid, float(x[i])) if grid is not None else None
+        except (TypeError, ValueError, OverflowError):
+            index = None
+        if index is None:
+            index = np.abs(_snap_grid(len(values), eps) - x[i]).argmin()
         snapped[i] = values[min(max(index, 0), len(values) - 1)]
     return snapped
 
