@@ -509,3 +509,24 @@ def test_memoised_latin_hypercube_sample_matches_kernel_tuner() -> None:
                 samples[-1].append(np.random.random())  # the fill-up draws from NumPy's global generator
             assert samples[0] == samples[1], seed
         assert any(key[0] == "lhs_closest" for key in memo if isinstance(key, tuple))
+
+
+def test_fresh_searchspace_has_kernel_tuners_index_arrays_unshared() -> None:
+    """The index arrays a fresh Searchspace comes with are those Kernel Tuner builds lazily; each clone has its
+    own copies (with params_values_indices still the parameter-index array itself)."""
+    from kernel_tuner.searchspace import Searchspace
+
+    from analysis.simulate.kt_setup import fresh_searchspace
+
+    space = tiny_space(1)
+    lazy = Searchspace(dict(TINY_PARAMS), list(TINY_RESTRICTIONS), 1_000_000_000)
+    lazy.get_list_param_indices_numpy()
+    one, two = fresh_searchspace(space), fresh_searchspace(space)
+    for name in ("_Searchspace__list_param_indices", "_Searchspace__list_param_indices_lower_bounds",
+                 "_Searchspace__list_param_indices_upper_bounds"):
+        expected = getattr(lazy, name)
+        assert np.array_equal(getattr(one, name), expected) and getattr(one, name).dtype == expected.dtype
+        assert getattr(one, name) is not getattr(two, name)
+    assert one._Searchspace__tune_params_to_index_lookup == lazy._Searchspace__tune_params_to_index_lookup
+    assert one.params_values_indices is one._Searchspace__list_param_indices
+    assert one._alloc_diff.shape == one.params_values_indices.shape and one._alloc_diff is not two._alloc_diff
