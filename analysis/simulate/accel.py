@@ -177,7 +177,7 @@ def unscale_and_snap_to_nearest_valid(x: Any, params: Any, searchspace: Searchsp
     smallest distance (the sort is stable). Here the same neighbours (same calls, so the same
     neighbour caches) get their distances on arrays; those within a relative 1e-9 of the smallest
     are measured again with Kernel Tuner's own scaling and scipy's distance, and the earliest at
-    the smallest of those is returned: the same configuration.
+    the smallest of those is returned: the same configuration (a single candidate is returned as it is).
     """
     from scipy.spatial import distance
 
@@ -193,6 +193,8 @@ def unscale_and_snap_to_nearest_valid(x: Any, params: Any, searchspace: Searchsp
     point = np.asarray(x, dtype=np.float64)
     approx = np.sqrt(np.square(scaled_positions(searchspace, eps, memo)[indices] - point).sum(axis=1))
     candidates = np.flatnonzero(approx <= approx.min() * (1.0 + _CANDIDATE_SLACK))
+    if len(candidates) == 1:  # the nearest is always a candidate: no re-measuring needed
+        return searchspace.list[indices[candidates[0]]]
     neighbours = [searchspace.list[indices[c]] for c in candidates]
     exact = [distance.euclidean(x, kt_common.scale_from_params(n, searchspace.tune_params, eps)) for n in neighbours]
     return neighbours[int(np.argmin(exact))]
