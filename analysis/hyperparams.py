@@ -61,6 +61,8 @@ def pick_middle(front: pd.DataFrame, coin_seed: int) -> tuple[int, str]:
 def select(final: pd.DataFrame, settings: Mapping[str, Mapping[str, Any]], seed: int
            ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(grid table with y1, y2, on_front, picked per setting and budget; Table 6: the picks)."""
+    import moocore  # here, not at the top: the simulate jobs that only read picked options skip its ~0.12 s
+
     final = final[final["setting"].isin(list(settings))]
     if final.empty:
         raise ValueError("no grid runs among the final indicators")
@@ -78,8 +80,6 @@ def select(final: pd.DataFrame, settings: Mapping[str, Mapping[str, Any]], seed:
     kernels = per_space.groupby(["setting", "budget"], observed=True).agg(
         kernels=("kernel", "nunique"), spaces=("device", "size")).reset_index()
     y = y.merge(kernels, on=["setting", "budget"])
-    import moocore  # here, not at the top: the simulate jobs that only read picked options skip its ~0.12 s
-
     grid_rows, picks = [], []
     for (grid, budget), part in y.groupby(["grid", "budget"], sort=True):
         part = part.copy()

@@ -130,7 +130,7 @@ def test_exact_duplicate_elimination_marks_what_pymoos_default_marks(monkeypatch
     from pymoo.core.population import Population
 
     from analysis.simulate import unaware
-    from analysis.simulate.accel import ExactDuplicateElimination
+    from analysis.simulate.duplicates import ExactDuplicateElimination
 
     rng = np.random.default_rng(0)
     for _ in range(50):
@@ -258,7 +258,7 @@ def test_hashed_duplicate_elimination_matches_pairwise() -> None:
     from kernel_tuner.strategies.pymoo_minimize import TuningParamConfigDuplicateElimination
     from pymoo.core.population import Population
 
-    from analysis.simulate.accel import HashedDuplicateElimination
+    from analysis.simulate.duplicates import HashedDuplicateElimination
 
     rng = np.random.default_rng(3)
     for _ in range(30):
@@ -323,18 +323,22 @@ def test_memoised_neighbours_match_kernel_tuner() -> None:
     assert {key[0] for key in memo if isinstance(key, tuple)} == accel.MEMOISED_METHODS
 
 
-def test_lean_cost_function_replicates_kernel_tuners_run_configs() -> None:
-    """The lean `_run_configs` is checked against the Kernel Tuner method it replaces: a changed method must be
-    looked at again (its source hash), and each strategy's run is identical with and without it."""
+def source_sha256(function) -> str:
+    """sha256 of a function's source, as the engine pins the Kernel Tuner methods it replicates."""
     import hashlib
     import inspect
 
+    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
+
+
+def test_lean_cost_function_replicates_kernel_tuners_run_configs(monkeypatch) -> None:
+    """The lean `_run_configs` is checked against the Kernel Tuner method it replaces: a changed method must be
+    looked at again (its source hash), and each strategy's run is identical with and without it."""
     from kernel_tuner.strategies.common import CostFunc
 
     from analysis.simulate import accel, run as engine
 
-    source = inspect.getsource(CostFunc._run_configs)
-    assert hashlib.sha256(source.encode()).hexdigest() == accel.KT_RUN_CONFIGS_SHA256, \
+    assert source_sha256(CostFunc._run_configs) == accel.KT_RUN_CONFIGS_SHA256, \
         "Kernel Tuner's CostFunc._run_configs changed: compare it with accel._run_configs, then update the hash"
     space = tiny_space(1)
     for name, options in algorithm_cases():
@@ -342,32 +346,25 @@ def test_lean_cost_function_replicates_kernel_tuners_run_configs() -> None:
             continue
         for seed in (1, 2):
             lean = simulate_run(space, name, options, BUDGET, seed)
-            original = engine.lean_cost_function
-            engine.lean_cost_function = contextlib.nullcontext
-            try:
+            with monkeypatch.context() as patched:
+                patched.setattr(engine, "lean_cost_function", contextlib.nullcontext)
                 reference = simulate_run(space, name, options, BUDGET, seed)
-            finally:
-                engine.lean_cost_function = original
             assert lean.comparable() == reference.comparable(), (name, options, seed)
             assert lean.meta["proposals"] == reference.meta["proposals"]
 
 
-def test_lean_cost_function_still_logs_each_proposal_at_debug_level(caplog) -> None:
+def test_lean_cost_function_still_logs_each_proposal_at_debug_level(caplog, monkeypatch) -> None:
     """With the root logger at DEBUG, the lean `_run_configs` writes the lines Kernel Tuner's writes."""
     from analysis.simulate import run as engine
 
     space = tiny_space(1)
     logged = []
     for lean in (True, False):
-        original = engine.lean_cost_function
-        if not lean:
-            engine.lean_cost_function = contextlib.nullcontext
         caplog.clear()
-        try:
-            with caplog.at_level(logging.DEBUG):
-                simulate_run(space, "pso", {"constraint_aware": True}, BUDGET, 5)
-        finally:
-            engine.lean_cost_function = original
+        with monkeypatch.context() as patched, caplog.at_level(logging.DEBUG):
+            if not lean:
+                patched.setattr(engine, "lean_cost_function", contextlib.nullcontext)
+            simulate_run(space, "pso", {"constraint_aware": True}, BUDGET, 5)
         logged.append([r.getMessage() for r in caplog.records if r.getMessage().startswith("normalize config:")])
     assert logged[0] == logged[1] and len(logged[0]) > BUDGET
 
@@ -484,16 +481,12 @@ def test_budget_larger_than_the_space_is_an_error_naming_the_config_field(tmp_pa
 def test_memoised_latin_hypercube_sample_matches_kernel_tuner() -> None:
     """`lhs_sample_indices` replicates Kernel Tuner's get_LHS_sample_indices (source hash), and returns its
     samples with the same draws from both generators, over repeated calls sharing one memo."""
-    import hashlib
-    import inspect
-
     from kernel_tuner.searchspace import Searchspace
 
     from analysis.simulate import seeding
     from analysis.simulate.kt_setup import fresh_searchspace
 
-    source = inspect.getsource(Searchspace.get_LHS_sample_indices)
-    assert hashlib.sha256(source.encode()).hexdigest() == seeding.KT_LHS_SHA256, \
+    assert source_sha256(Searchspace.get_LHS_sample_indices) == seeding.KT_LHS_SHA256, \
         "Kernel Tuner's get_LHS_sample_indices changed: compare it with seeding.lhs_sample_indices, then update the hash"
     hub = SpaceData.from_cache_file(HUB / "cachefiles" / "convolution_milo" / "A100.json.gz",
                                     HUB / "kernels" / "convolution_milo.json", ["time"], None)

@@ -21,18 +21,6 @@ from kernel_tuner.strategies import common as kt_common
 
 logger = logging.getLogger(__name__)
 
-# The duplicate eliminations subclass pymoo's and live in `duplicates`, imported on first use: the
-# single-objective strategies never load pymoo.
-_DUPLICATES = ("HashedDuplicateElimination", "ExactDuplicateElimination", "hashed_duplicate_elimination")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _DUPLICATES:
-        from analysis.simulate import duplicates
-
-        return getattr(duplicates, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 # Neighbour methods whose answer depends only on the search space and the configuration.
 MEMOISED_METHODS = frozenset({"Hamming", "adjacent", "strictly-adjacent", "closest-param-indices"})
 

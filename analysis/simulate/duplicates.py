@@ -1,7 +1,7 @@
 """pymoo duplicate eliminations that mark exactly what pymoo's mark, with hash sets instead of pairwise comparisons.
 
 Kept apart from `accel` because they subclass pymoo's classes: only the NSGA-II/III runs import them
-(and pymoo); `accel` re-exports them by name.
+(and pymoo).
 """
 
 from __future__ import annotations

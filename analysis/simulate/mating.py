@@ -12,7 +12,7 @@ polynomial mutation are replayed with the same operations), so the offspring and
 state afterwards are those of pymoo's `Mating`; only the object bookkeeping and the
 per-tournament Python calls are gone. It handles binary tournaments of NSGA-II or NSGA-III on
 feasible populations, a crossover with as many offspring as parents, a mutation and repairs that
-only override `_do`, and the hashed duplicate eliminations of `accel`; anything else, e.g. a
+only override `_do`, and the hashed duplicate eliminations of `duplicates`; anything else, e.g. a
 population with a constraint violation, goes to pymoo's own `Mating.do`. `simulate_run` makes
 pymoo's GeneticAlgorithm build it for the duration of a run. Tests compare both generation by
 generation and on whole runs.
@@ -50,7 +50,8 @@ from pymoo.operators.mutation.pm import PM, PolynomialMutation
 from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.selection.tournament import TournamentSelection
 
-from analysis.simulate.accel import ExactDuplicateElimination, HashedDuplicateElimination, flag_duplicates
+from analysis.simulate.accel import flag_duplicates
+from analysis.simulate.duplicates import ExactDuplicateElimination, HashedDuplicateElimination
 
 __all__ = ["ArrayMating", "array_mating_in_genetic_algorithms"]
 
