@@ -35,6 +35,15 @@ include: "workflow/rules/tables.smk"
 include: "workflow/rules/figures.smk"
 
 
+# A local run drops the command line's default job-rate limit: with it, Snakemake 9's scheduler
+# starts one more once-a-second round per finished job (analysis/scheduling.py).
+onstart:
+    from analysis.scheduling import drop_default_rate_limit
+
+    if drop_default_rate_limit(workflow):
+        logger.info("Local run: Snakemake's default job-rate limit is off (analysis/scheduling.py).")
+
+
 rule all:
     input:
         get_final_outputs(),

@@ -55,4 +55,5 @@ def tiny_run(tmp_path_factory) -> Path:
            "--configfile", str(REPO / "config/test.yaml")]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
+    (run / "snakemake.out").write_text(out.stdout + out.stderr)
     return run

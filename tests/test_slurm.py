@@ -117,6 +117,8 @@ def test_tiny_config_through_slurm_with_a_cancelled_job(tiny_run, slurm, tmp_pat
     finished_in = time.monotonic() - started
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
     print(f"first invocation (cancelled {victim[1]}): {cancelled_in:.0f} s; second: {finished_in:.0f} s")
+    # a remote executor keeps Snakemake's job-rate limit (only a local run drops it: analysis/scheduling.py)
+    assert "job-rate limit is off" not in second.stdout + second.stderr
 
     # every job of the DAG went through Slurm and completed once; only the cancelled one ran twice
     jobs = {j: sc for j, sc in slurm_jobs().items() if j not in before}

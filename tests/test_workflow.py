@@ -97,6 +97,8 @@ def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
 
 def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     # the run itself is the session's fixture (conftest.tiny_run), shared with test_slurm
+    # a local run drops Snakemake's default job-rate limit (analysis/scheduling.py)
+    assert "Local run: Snakemake's default job-rate limit is off" in (tiny_run / "snakemake.out").read_text()
     root = tiny_run / ".test-output"
     table = pd.read_csv(root / "tables/spaces.csv")
     assert table["space"].tolist() == ["A100/convolution", "A100/dedispersion", "A4000/convolution", "host-cpu/bessel"]
