@@ -369,6 +369,66 @@ def test_lean_cost_function_still_logs_each_proposal_at_debug_level(caplog, monk
     assert logged[0] == logged[1] and len(logged[0]) > BUDGET
 
 
+def test_unchecked_proposals_are_snapped_only_when_run(monkeypatch) -> None:
+    """Random sampling and the constraint-aware GA send unchecked batches: after a time limit or a proposal cap
+    the lean `_run_configs` leaves the proposals the runner skips unsnapped, with the same runs, proposal counts
+    and stop reasons as Kernel Tuner's method; and it does snap fewer (the path is taken)."""
+    from kernel_tuner.strategies.common import CostFunc
+
+    from analysis.runs import space_data
+    from analysis.simulate import run as engine
+    from analysis.spaces.importers import import_space
+
+    sweep = REPO / "data/sweeps/cpu/intel-xeon-vm"
+    space = space_data(import_space(sweep / "bessel.json.gz", definition=sweep / "bessel.yaml", kernel="bessel",
+                                    device="intel-xeon-vm"), ["time"])
+    size = len(space.cache_entries())  # more evaluations than valid configurations: the limits stop the runs
+    snap = CostFunc._normalize_and_validate_config
+    stops = set()
+    for name, options in (("rs", {}), ("genetic_algorithm", {"constraint_aware": True})):
+        for seed, limits in ((1, {"time_limit_ms": 400.0}), (2, {"time_limit_ms": 2000.0}), (3, {"max_proposals": 30})):
+            runs, snapped = [], []
+            for lean in (True, False):
+                calls = []
+
+                def counting(self, x, check_restrictions=True, calls=calls):
+                    calls.append(1)
+                    return snap(self, x, check_restrictions)
+
+                with monkeypatch.context() as patched:
+                    patched.setattr(CostFunc, "_normalize_and_validate_config", counting)
+                    if not lean:
+                        patched.setattr(engine, "lean_cost_function", contextlib.nullcontext)
+                    runs.append(simulate_run(space, name, options, size, seed, **limits))
+                snapped.append(len(calls))
+            lean_run, reference = runs
+            assert lean_run.comparable() == reference.comparable(), (name, seed, limits)
+            for key in ("proposals", "stop_reason"):
+                assert lean_run.meta[key] == reference.meta[key], (name, seed, limits, key)
+            assert 0 < snapped[0] < snapped[1], (name, seed, limits, snapped)
+            stops.add(lean_run.meta["stop_reason"])
+    assert stops == {"time_limit", "proposal_cap"}
+
+
+def test_next_is_done_foretells_is_done() -> None:
+    """SimulatedTimeBudget.next_is_done answers what the next is_done will, and changes nothing."""
+    from analysis.simulate.budget import SimulatedTimeBudget
+
+    for time_limit, max_fevals, cap in ((3.0, None, None), (None, 3, None), (None, None, 4), (5.0, 10, 6)):
+        budget = SimulatedTimeBudget(time_limit, max_fevals, cap)
+        answers = []
+        for step in range(12):
+            state = (budget.proposals, budget.capped, budget.num_fevals, budget.time_spent_extra)
+            foretold = budget.next_is_done()
+            assert state == (budget.proposals, budget.capped, budget.num_fevals, budget.time_spent_extra)
+            answers.append(budget.is_done())
+            assert foretold == answers[-1], (time_limit, max_fevals, cap, step)
+            if step % 2:
+                budget.add_evaluations(1)
+                budget.add_time(milliseconds=1.0)
+        assert answers[-1] and not answers[0]
+
+
 @pytest.mark.skipif(HUB is None, reason="benchmark_hub data not available")
 @pytest.mark.parametrize(("name", "options"), [
     ("rs", {}), ("nsga2", {}), ("nsga3", {}),

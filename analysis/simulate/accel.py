@@ -1,7 +1,7 @@
 """Speed-ups that leave Kernel Tuner's results bit-identical.
 
 Memoised neighbour queries, hashed duplicate checks, a vectorised nearest-valid-neighbour repair,
-skipped formatting of discarded console and debug lines. Each replaces a pure function by an equivalent one; neither draws random numbers, so the strategy
+skipped formatting of discarded console and debug lines, no snapping of proposals the runner skips. Each replaces a pure function by an equivalent one; neither draws random numbers, so the strategy
 code sees exactly the values (and consumes exactly the random draws) it would see unpatched.
 """
 
@@ -16,8 +16,11 @@ from typing import Any
 
 import numpy as np
 from kernel_tuner import util as kt_util
+from kernel_tuner.runners.simulation import SimulationRunner
 from kernel_tuner.searchspace import Searchspace
 from kernel_tuner.strategies import common as kt_common
+
+from analysis.simulate.budget import SimulatedTimeBudget
 
 logger = logging.getLogger(__name__)
 
@@ -267,6 +270,9 @@ def _run_configs(self: kt_common.CostFunc, xs: Any, check_restrictions: bool = T
     budget = self.tuning_options.budget
     budget.raise_exception_if_done()
     debug = logging.getLogger().isEnabledFor(logging.DEBUG)
+    if not check_restrictions and not debug and isinstance(budget, SimulatedTimeBudget) \
+            and type(self.runner) is SimulationRunner:
+        return _run_configs_unchecked(self, xs, budget)
     names = self.searchspace.tune_params.keys()
     final: list = []
     batch: list = []  # (position in `final`, config) of the legal proposals, in order
@@ -294,6 +300,42 @@ def _run_configs(self: kt_common.CostFunc, xs: Any, check_restrictions: bool = T
         raise kt_util.StopCriterionReached("runner did not evaluate all given configurations")
     self.strategy_timer.reset()
     return final
+
+
+def _run_configs_unchecked(self: kt_common.CostFunc, xs: Any, budget: SimulatedTimeBudget) -> list:
+    """`_run_configs` without restriction checks (random sampling, constraint-aware GA), snapping each proposal
+    only when Kernel Tuner's SimulationRunner will run it.
+
+    Unchecked, every proposal is legal and its snapping is a pure function of the proposal, so all go to the
+    runner in one batch, as in Kernel Tuner. The runner answers None, without reading the configuration,
+    for every proposal after the budget is done (it asks `is_done()` first, which counts the proposal); in a
+    time-limited run that is most of a random sample. Here the batch is a generator that snaps a proposal
+    only if `budget.next_is_done()` says the runner will run it, and hands the runner None otherwise: the same
+    runner calls, budget counts, results and stop, without the snapping nobody reads.
+    """
+    configs: list = []
+
+    def proposals() -> Iterator[Any]:
+        for x in xs:
+            if budget.next_is_done():
+                yield None
+                continue
+            config, _ = self._normalize_and_validate_config(x, check_restrictions=False)
+            configs.append(config)
+            yield config
+
+    measured = self.runner.run(proposals(), self.tuning_options)
+    for config, result in zip(configs, measured):
+        if result is None:  # the runner stopped at the budget
+            continue
+        self.unique_results.setdefault(",".join([str(value) for value in config]), result)
+        self.results.append(result)
+    budget.raise_exception_if_done()
+    self.budget_spent_fraction = budget.get_fraction_consumed()
+    if not all(measured):
+        raise kt_util.StopCriterionReached("runner did not evaluate all given configurations")
+    self.strategy_timer.reset()
+    return measured
 
 
 @contextlib.contextmanager

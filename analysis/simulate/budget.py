@@ -45,6 +45,15 @@ class SimulatedTimeBudget(kt_util.TuningBudget):
             self.capped = True
         return self.capped or super().is_done()
 
+    def next_is_done(self) -> bool:
+        """What the next `is_done()` will answer, without counting a proposal (changes nothing).
+
+        Once true it stays true until something is charged, which a runner never does after a done
+        answer (it skips the configuration): the engine uses it to leave such configurations unsnapped.
+        """
+        return (self.capped or (self.max_proposals is not None and self.proposals + 1 > self.max_proposals)
+                or kt_util.TuningBudget.is_done(self))
+
     def raise_exception_if_done(self) -> None:
         """Stop the strategy once the cap is hit, as for the other limits."""
         if self.capped:
