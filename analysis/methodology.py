@@ -29,8 +29,10 @@ global generator; `score_space` seeds it, so a score is a pure function of its i
 
 from __future__ import annotations
 
+import contextlib
 import math
 import tempfile
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -307,13 +309,42 @@ def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, 
     index = index or SpaceIndex.of(space, objective)
     names = list(space.parameters)
     arrays = results_arrays(runs, index, names)
-    if arrays is None:
-        repeated = [trace_records(frame, index, names, objective)
-                    for _, frame in runs.groupby("repetition", sort=True)]
-        write_results(repeated, description)
-    else:
-        description.set_results(arrays)
+    with uncompressed_result_files():
+        if arrays is None:
+            repeated = [trace_records(frame, index, names, objective)
+                        for _, frame in runs.groupby("repetition", sort=True)]
+            write_results(repeated, description)
+        else:
+            description.set_results(arrays)
     return StochasticOptimizationAlgorithm(description)
+
+
+class _NumpyStoringUncompressed:
+    """The numpy module as the package's caching module sees it, with `savez_compressed` storing uncompressed."""
+
+    savez_compressed = staticmethod(np.savez)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)
+
+
+@contextlib.contextmanager
+def uncompressed_result_files() -> Iterator[None]:
+    """Let the package store a ResultsDescription's arrays uncompressed while active.
+
+    The package keeps each strategy's result arrays in an .npz file (in `score_runs`' temporary folder) with
+    `np.savez_compressed` and reads them back with `np.load` when the curve is built; zlib was about a third
+    of a score's time. `np.savez` writes the same .npy members without compression, and `np.load` returns
+    the same dtypes, shapes and bytes from either (tests compare scores and curves with compression on).
+    """
+    from autotuning_methodology import caching
+
+    original = caching.np
+    caching.np = _NumpyStoringUncompressed()
+    try:
+        yield
+    finally:
+        caching.np = original
 
 
 BASELINES = ("package", "expected_rank")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 from pathlib import Path
@@ -417,3 +418,29 @@ def test_results_arrays_are_the_packages_write_results(bessel):
     runs.loc[9, "sim_time_ms"] += 5.0
     with pytest.raises(ValueError, match="disagrees"):
         results_arrays(runs, index, names)
+
+
+def test_result_files_stored_uncompressed_score_as_the_packages_compressed_ones(bessel, stats, tmp_path, monkeypatch):
+    """The package's result arrays go to an uncompressed .npz (a third of a score was zlib); the curve,
+    lower and upper bounds and score are equal to those from the package's own compressed file."""
+    import zipfile
+
+    from analysis import methodology
+
+    runs = _oracle_runs(bessel, repetitions=6, seed=3)
+    settings = ScoreSettings(time_resolution=200)
+    scored = []
+    for compressed in (False, True):
+        folder = tmp_path / ("zlib" if compressed else "stored")
+        with monkeypatch.context() as patched:
+            if compressed:
+                patched.setattr(methodology, "uncompressed_result_files", contextlib.nullcontext)
+            curve = strategy_curve("oracle", runs, bessel, "time", folder)
+        (stored,) = folder.rglob("*.npz")
+        with zipfile.ZipFile(stored) as members:
+            kinds = {m.compress_type for m in members.infolist()}
+        assert kinds == ({zipfile.ZIP_DEFLATED} if compressed else {zipfile.ZIP_STORED})
+        scored.append(score_space(stats, {"oracle": curve}, settings, seed=4)["strategies"]["oracle"])
+    for key in ("curve", "lower", "upper"):
+        np.testing.assert_array_equal(scored[0][key], scored[1][key], err_msg=key)
+    assert scored[0]["score"] == scored[1]["score"]
