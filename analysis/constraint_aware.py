@@ -167,24 +167,24 @@ def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[st
     data = space_data(space, [objective])
     size = len(space.table)
     cap = max_proposals(space, proposal_cap)
-    frames = []
+    columns: dict[str, list] = {}
     started = time.perf_counter()
     for rep in range(repetitions):
         identity = dict(space=f"{space.device}/{space.kernel}", objective=objective, threshold=threshold,
                         algorithm=algorithm, options=options, time_limit_ms=limits["time_limit_ms"], repetition=rep)
         trace, seed, attempts = accepted_run(data, algorithm, options, size, limits, cap, identity)
-        frame = trace.to_frame()
-        frame.insert(0, "repetition", rep)
-        frame.insert(1, "seed", seed)
-        frame["attempts"] = attempts
-        frame["stop_reason"] = trace.meta["stop_reason"]
-        frame["stopped_early"] = trace.stopped_early
-        frames.append(frame)
+        # an accepted run has two valid evaluations or more (run_accepted), so no block is empty and the
+        # column types are those that concatenating a frame per run gives
+        n = len(trace)
+        block = {"repetition": [rep] * n, "seed": [seed] * n, **trace.columns(), "attempts": [attempts] * n,
+                 "stop_reason": [trace.meta["stop_reason"]] * n, "stopped_early": [trace.stopped_early] * n}
+        for key, values in block.items():
+            columns.setdefault(key, []).extend(values)
         log.info("%s run %d/%d: %d evaluations (%d distinct), %.0f of %.0f s simulated, stop: %s; %.1f s elapsed",
                  name, rep + 1, repetitions, len(trace), trace.evaluations_spent, trace.sim_time_ms[-1] / 1e3
                  if len(trace) else 0.0, limits["time_limit_ms"] / 1e3, trace.meta["stop_reason"],
                  time.perf_counter() - started)
-    runs = pd.concat(frames, ignore_index=True)
+    runs = pd.DataFrame(columns)
     runs.attrs.update(strategy=name, algorithm=algorithm, constraint_aware=bool(constraint_aware))
     write_parquet(runs, out)
     write_json({**limits, "objective": objective, "threshold": dict(threshold or {}),
