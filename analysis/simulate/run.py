@@ -67,8 +67,13 @@ def _strategy_module(entry: Algorithm) -> ModuleType | Any:
     return strategy_map[entry.strategy]
 
 
-def _pymoo_equivalents(entry: Algorithm) -> list[Any]:
-    """The context managers that give a pymoo-based run the engine's equivalents (none for other strategies)."""
+def _strategy_equivalents(entry: Algorithm) -> list[Any]:
+    """The context managers that give a run the engine's equivalents of its strategy's own code: pymoo's
+    operators for the pymoo-based runs, the differential evolution loop for diff_evo, none for others."""
+    if entry.strategy == "diff_evo":
+        from analysis.simulate.diff_evo import fast_differential_evolution
+
+        return [fast_differential_evolution()]
     if entry.strategy not in PYMOO_STRATEGIES:
         return []
     from analysis.simulate.duplicates import hashed_duplicate_elimination
@@ -104,7 +109,7 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
     memoise_neighbours(setup.searchspace, memo)
     with contextlib.ExitStack() as equivalents:
         for context in (seeded_latin_hypercube(seed, memo), quiet_config_output(), vectorised_snapping(memo),
-                        lean_cost_function(), *_pymoo_equivalents(entry)):
+                        lean_cost_function(), *_strategy_equivalents(entry)):
             equivalents.enter_context(context)
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
 
