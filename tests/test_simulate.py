@@ -304,7 +304,8 @@ def test_vectorised_snapping_matches_kernel_tuner() -> None:
 
 
 def test_memoised_neighbours_match_kernel_tuner() -> None:
-    """Every memoised neighbour method answers what Kernel Tuner computes, valid and invalid configurations, twice."""
+    """Every memoised neighbour method answers what Kernel Tuner computes, valid and invalid configurations, twice;
+    the answers of the indexed methods are read-only arrays."""
     from kernel_tuner.searchspace import Searchspace
 
     from analysis.simulate import accel
@@ -320,6 +321,8 @@ def test_memoised_neighbours_match_kernel_tuner() -> None:
                 got = memoised.get_neighbors_indices_no_cache(config, method)
                 assert np.array_equal(expected, got) and np.asarray(expected).dtype == np.asarray(got).dtype, \
                     (method, config)
+                if method in accel.NEIGHBOUR_INDEXES:
+                    assert not got.flags.writeable, (method, config)
     assert {key[0] for key in memo if isinstance(key, tuple)} == accel.MEMOISED_METHODS
 
 

@@ -55,20 +55,109 @@ class HammingIndex:
         return np.array(sorted(found), dtype=np.intp)
 
 
-def hamming_index(searchspace: Searchspace, memo: dict) -> HammingIndex:
-    """The memo's HammingIndex, built from `searchspace` on first use."""
-    if "hamming_index" not in memo:
-        memo["hamming_index"] = HammingIndex(searchspace)
-    return memo["hamming_index"]
+class AdjacencyBitsets:
+    """Neighbours whose every parameter index passes a per-parameter test, as an AND of precomputed bitsets.
+
+    Kernel Tuner's "strictly-adjacent" and "adjacent" methods compare the configuration's parameter
+    indices with every row of `params_values_indices` (its n x d array of the valid configurations'
+    indices) and keep the rows that pass a test in every column. The test of column p depends only on
+    the column and on the configuration's index c there, so for every p and every index c of p's
+    value list (present in the space or not) the rows passing it are stored once as a bitset (bit i
+    is position i); a query ANDs d of them, drops the configuration's own position when it is in the
+    space (Kernel Tuner's setdiff1d), and returns the set bits ascending as intp (nonzero()[0]).
+
+    The column tests take the difference row - c in int64, as Kernel Tuner does for a configuration
+    outside the space (its indices, a tuple of Python ints, become an int64 array), with the index
+    array's dtype where Kernel Tuner applies it. For a configuration in the space Kernel Tuner
+    subtracts in the index array's own dtype instead, which it chooses wide enough for twice the
+    largest index, so the difference of two valid indices never wraps and the tests agree.
+    Parameter values are looked up with Kernel Tuner's get_param_indices, so a value outside a
+    parameter's list raises the same error.
+    """
+
+    def __init__(self, searchspace: Searchspace) -> None:
+        self.searchspace = searchspace
+        indices = searchspace.get_list_param_indices_numpy()  # Kernel Tuner's params_values_indices
+        self.size, dtype = indices.shape[0], indices.dtype
+        self.bitsets: list[list[int]] = []
+        for column, values in zip(indices.T, searchspace.params_values):
+            differences = column.astype(np.int64)
+            self.bitsets.append([_bitset(self.passes(differences - c, dtype)) for c in range(len(values))])
+
+    @staticmethod
+    def passes(differences: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        """Which rows pass the column test, given their index minus the configuration's (int64)."""
+        raise NotImplementedError
+
+    def neighbours(self, param_config: tuple) -> np.ndarray:
+        """Positions of the neighbours of `param_config` (which need not be valid), ascending."""
+        row = self.searchspace.get_param_indices(param_config)
+        found = -1  # all bits set
+        for bitsets, c in zip(self.bitsets, row):
+            found &= bitsets[c]
+        own = self.searchspace.get_param_config_index(tuple(param_config))
+        if own is not None:
+            found &= ~(1 << own)
+        return _positions(found, self.size)
+
+
+class StrictlyAdjacentIndex(AdjacencyBitsets):
+    """Exactly Searchspace.get_neighbors_indices_no_cache(config, "strictly-adjacent")
+    (__get_neighbors_indices_strictlyadjacent): rows whose index differs by at most 1 in every
+    parameter, with Kernel Tuner's np.abs(difference, dtype=index dtype), which wraps a difference
+    too large for the dtype as Kernel Tuner does."""
+
+    @staticmethod
+    def passes(differences: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        return np.abs(differences, dtype=dtype) <= 1
+
+
+class AdjacentIndex(AdjacencyBitsets):
+    """Exactly Searchspace.get_neighbors_indices_no_cache(config, "adjacent")
+    (__get_neighbors_indices_adjacent): per parameter, rows whose index lies between the nearest
+    index below and the nearest index above the configuration's among all valid rows (inclusive). As
+    in Kernel Tuner, a side without any such row is bounded by the index dtype's extreme (np.min /
+    np.max with initial=), and so is a side whose nearest row lies beyond that extreme."""
+
+    @staticmethod
+    def passes(differences: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        limits = np.iinfo(dtype)
+        upper = np.min(differences[differences > 0], initial=limits.max)
+        lower = np.max(differences[differences < 0], initial=limits.min)
+        return (differences <= upper) & (differences >= lower)
+
+
+def _bitset(mask: np.ndarray) -> int:
+    """A boolean array as an int whose bit i is mask[i]."""
+    return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
+
+
+def _positions(bits: int, size: int) -> np.ndarray:
+    """The set bits of a bitset over `size` positions, ascending, as intp (what nonzero() gives)."""
+    packed = np.frombuffer(bits.to_bytes((size + 7) // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(packed, count=size, bitorder="little").nonzero()[0]
+
+
+# Neighbour methods answered by an index of the space rather than by Kernel Tuner's pass over it.
+NEIGHBOUR_INDEXES = {"Hamming": HammingIndex, "strictly-adjacent": StrictlyAdjacentIndex, "adjacent": AdjacentIndex}
+
+
+def neighbour_index(searchspace: Searchspace, memo: dict, method: str) -> HammingIndex | AdjacencyBitsets:
+    """The memo's index for neighbour `method` (a key of NEIGHBOUR_INDEXES), built from `searchspace` on first use."""
+    key = f"{method} index"
+    if key not in memo:
+        memo[key] = NEIGHBOUR_INDEXES[method](searchspace)
+    return memo[key]
 
 
 def memoise_neighbours(searchspace: Searchspace, memo: dict) -> None:
     """Serve `get_neighbors_indices_no_cache` from `memo`, shared by all runs on the same space in a process.
 
     The memo must only ever be used with searchspaces built from the same parameters and
-    restrictions (the engine keeps one per SpaceData). Hamming queries are answered by a
-    HammingIndex, the other memoised methods by Kernel Tuner itself. Answers are stored read-only
-    so no caller can change them for later runs.
+    restrictions (the engine keeps one per SpaceData). Hamming, strictly-adjacent and adjacent
+    queries are answered by the memo's index for the method (NEIGHBOUR_INDEXES), the other memoised
+    methods by Kernel Tuner itself. Answers are stored read-only so no caller can change them for
+    later runs.
     """
     compute = searchspace.get_neighbors_indices_no_cache
 
@@ -79,8 +168,8 @@ def memoise_neighbours(searchspace: Searchspace, memo: dict) -> None:
         key = (method, tuple(param_config))
         found = memo.get(key)
         if found is None:
-            if method == "Hamming":
-                found = hamming_index(searchspace, memo).neighbours(param_config)
+            if method in NEIGHBOUR_INDEXES:
+                found = neighbour_index(searchspace, memo, method).neighbours(param_config)
             else:
                 found = compute(param_config, neighbor_method, build_full_cache)
             if isinstance(found, np.ndarray):

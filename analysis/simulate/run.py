@@ -12,9 +12,9 @@ from kernel_tuner.interface import strategy_map
 from kernel_tuner.runners.simulation import SimulationRunner
 
 from analysis.simulate.accel import (
-    hamming_index,
     lean_cost_function,
     memoise_neighbours,
+    neighbour_index,
     quiet_config_output,
     vectorised_snapping,
 )
@@ -43,7 +43,7 @@ def prepare_space(space: SpaceData, neighbours: bool = True) -> None:
     space.cache_entries()
     searchspace = fresh_searchspace(space)
     if neighbours:
-        hamming_index(searchspace, space.neighbour_memo())
+        neighbour_index(searchspace, space.neighbour_memo(), "Hamming")
 
 
 def strategy_options_for(algorithm: str, options: dict[str, Any] | None, n_obj: int) -> dict[str, Any]:
