@@ -223,7 +223,10 @@ def readme_cost(t: Tables) -> str:
         f"{num(whole['span_s'] / 60, 1)} minutes wall time on {int(whole['cores'])} cores of a {whole['machine']} "
         f"virtual machine (load average before: {whole['load_before']}; {whole['date']}), "
         f"{num(whole['job_s'], 0)} job seconds in {num(whole['jobs'], 0)} jobs (the target is 20 minutes: "
-        f"ratio {num(whole['span_s'] / 1200, 2)}); the report has the per-rule costs, what else ran on the "
+        f"ratio {num(whole['span_s'] / 1200, 2)})"
+        + (f", and the Snakemake process itself used {num(whole['snakemake_cpu_s'], 0)} s of CPU"
+           if pd.notna(whole.get("snakemake_cpu_s")) else "")
+        + "; the report has the per-rule costs, what else ran on the "
         "machine, and the earlier measurements. "
         "Per stage (the rule file; `simulate` holds the constraint-aware runs, `indicators` their scoring):",
         table(["stage", "jobs", "job s", "share %", "span s"], rows),
