@@ -11,7 +11,7 @@ import pytest
 from pymoo.indicators.igd_plus import IGDPlus
 
 from analysis.indicators.igd import igd_plus, igd_plus_curve
-from analysis.indicators.runs import HV_REFERENCE, NormalisedFront, load_front, run_indicators
+from analysis.indicators.runs import HV_REFERENCE, NormalisedFront, indicators, load_front, run_indicators
 from analysis.spaces.fronts import compute_fronts
 from analysis.spaces.importers import import_space
 from analysis.spaces.pareto import Front, true_front
@@ -78,6 +78,39 @@ def test_run_indicators_counts_distinct_evaluations_and_pads_early_stops():
     assert final["evaluations"] == 3 and final["valid_evaluations"] == 2
     expected_hv = moocore.hypervolume(np.array([[0.5, 0.5], [0.0, 1.0]]), ref=[HV_REFERENCE] * 2)
     assert final["hv"] == pytest.approx(expected_hv)
+
+
+def test_a_run_files_indicators_are_each_runs_in_repetition_order():
+    """`indicators` over a whole run file (rows shuffled, repetitions out of order, an early stop, repeats,
+    failures) equals `run_indicators` of each repetition's rows, concatenated: same columns, types, values."""
+    front = _front([[0.0, 1.0], [0.4, 0.4], [1.0, 0.0]], ideal=[0, 0], nadir=[1, 1])
+    rng = np.random.default_rng(7)
+    frames = []
+    for rep in (3, 0, 2, 1):
+        n = 4 + rep * 3
+        rows = [(float(a), float(b), bool(v), bool(f)) for a, b, v, f in
+                zip(rng.random(n), rng.random(n), rng.random(n) > 0.2, rng.random(n) > 0.3)]
+        trace = _trace(rows)
+        trace.loc[~trace["valid"], ["objective.a", "objective.b"]] = np.nan
+        trace.insert(0, "repetition", rep)
+        trace.insert(1, "seed", 100 + rep)
+        trace["stopped_early"] = rep == 2
+        frames.append(trace)
+    runs = pd.concat(frames, ignore_index=True).sample(frac=1.0, random_state=3).reset_index(drop=True)
+    budget = 12
+    curves, finals = [], []
+    for rep, trace in runs.groupby("repetition", sort=True):
+        curve, final = run_indicators(trace, front, budget)
+        curve.insert(0, "repetition", rep)
+        curves.append(curve)
+        finals.append({"repetition": rep, "seed": int(trace["seed"].iloc[0]), **final,
+                       "stopped_early": bool(trace["stopped_early"].iloc[0])})
+    curve, final = indicators(runs, front, budget)
+    pd.testing.assert_frame_equal(curve, pd.concat(curves, ignore_index=True), check_exact=True)
+    pd.testing.assert_frame_equal(final, pd.DataFrame(finals), check_exact=True)
+    assert final["stopped_early"].tolist() == [False, False, True, False]
+    with pytest.raises(KeyError, match="objective.b"):
+        indicators(runs.drop(columns="objective.b"), front, budget)
 
 
 def test_normalisation_uses_ideal_and_nadir_and_range_one_when_equal():

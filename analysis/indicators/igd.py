@@ -32,12 +32,12 @@ def igd_plus_curve(points: np.ndarray, reference: np.ndarray) -> np.ndarray:
     valid = np.isfinite(points).all(axis=1)
     best = np.full(r, np.inf)
     acc, tmp = np.empty(r), np.empty(r)
-    seen = np.empty((0, m))
+    seen, count = np.empty((n, m)), 0  # the valid points kept so far: seen[:count]
     out = np.empty(n)
     current = np.inf
     for i in range(n):
         p = points[i]
-        if valid[i] and not (seen <= p).all(axis=1).any():
+        if valid[i] and not (seen[:count] <= p).all(axis=1).any():
             acc.fill(0.0)
             for j in range(m):
                 np.subtract(p[j], columns[j], out=tmp)
@@ -47,7 +47,8 @@ def igd_plus_curve(points: np.ndarray, reference: np.ndarray) -> np.ndarray:
             np.sqrt(acc, out=acc)
             np.minimum(best, acc, out=best)
             current = best.sum() / r
-            seen = np.vstack([seen, p])
+            seen[count] = p
+            count += 1
         out[i] = current
     return out
 

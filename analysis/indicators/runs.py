@@ -78,42 +78,73 @@ def load_front(space_meta: str | Path, fronts_parquet: str | Path, fronts_json: 
 def run_indicators(trace: pd.DataFrame, front: NormalisedFront, budget: int) -> tuple[pd.DataFrame, dict]:
     """Curve (k = 1..budget) and final values of one run's trace (rows of one repetition)."""
     trace = trace.sort_values("step")
-    first = trace[trace["first_visit"].to_numpy(dtype=bool)]
+    first = trace["first_visit"].to_numpy(dtype=bool)
+    curve, final = _run_curve(trace[_objective_columns(trace, front)].to_numpy(dtype=float)[first],
+                              trace["valid"].to_numpy(dtype=bool)[first],
+                              trace["sim_time_ms"].to_numpy(dtype=float)[first], front, budget)
+    return pd.DataFrame(curve), final
+
+
+def _objective_columns(runs: pd.DataFrame, front: NormalisedFront) -> list[str]:
+    """The trace columns of the front's objectives; KeyError naming those the runs lack."""
     cols = [f"objective.{o}" for o in front.objectives]
-    missing = [c for c in cols if c not in trace.columns]
+    missing = [c for c in cols if c not in runs.columns]
     if missing:
         raise KeyError(f"trace lacks columns {missing}")
-    values = first[cols].to_numpy(dtype=float)
-    usable = first["valid"].to_numpy(dtype=bool) & np.isfinite(values).all(axis=1)
+    return cols
+
+
+def _run_curve(values: np.ndarray, valid: np.ndarray, times: np.ndarray, front: NormalisedFront,
+               budget: int) -> tuple[dict[str, np.ndarray], dict]:
+    """Curve columns (k, evaluated, igd_plus, eval_time_ms) and final values of one run, from the objective
+    values, validity and simulated clock of its first visits in step order."""
+    usable = valid & np.isfinite(values).all(axis=1)
     points = np.where(usable[:, None], front.normalise(values), np.nan)
     n = min(len(points), budget)
     points, usable = points[:n], usable[:n]
     curve = igd_plus_curve(points, front.points) if n else np.empty(0)
-    times = first["sim_time_ms"].to_numpy(dtype=float)[:n]
+    times = times[:n]
     k = np.arange(1, budget + 1)
     evaluated = np.minimum(k, n)
     pad = lambda a: np.concatenate([a, np.full(budget - n, a[-1] if n else np.inf)])  # noqa: E731
-    frame = pd.DataFrame({"k": k, "evaluated": evaluated, "igd_plus": pad(curve),
-                          "eval_time_ms": pad(times) if n else np.full(budget, np.nan)})
+    columns = {"k": k, "evaluated": evaluated, "igd_plus": pad(curve),
+               "eval_time_ms": pad(times) if n else np.full(budget, np.nan)}
     valid_points = points[usable]
     hv = float(moocore.hypervolume(valid_points, ref=np.full(len(front.objectives), HV_REFERENCE))) \
         if len(valid_points) else 0.0
     final = {"evaluations": int(n), "valid_evaluations": int(usable.sum()),
-             "igd_plus": float(frame["igd_plus"].iloc[-1]), "hv": hv,
-             "eval_time_ms": float(frame["eval_time_ms"].iloc[-1])}
-    return frame, final
+             "igd_plus": float(columns["igd_plus"][-1]), "hv": hv,
+             "eval_time_ms": float(columns["eval_time_ms"][-1])}
+    return columns, final
 
 
 def indicators(runs: pd.DataFrame, front: NormalisedFront, budget: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Curves and finals of every repetition in a run file."""
-    curves, finals = [], []
-    for rep, trace in runs.groupby("repetition", sort=True):
-        curve, final = run_indicators(trace, front, budget)
-        curve.insert(0, "repetition", rep)
-        curves.append(curve)
-        stopped = bool(trace["stopped_early"].iloc[0]) if "stopped_early" in trace else False
-        finals.append({"repetition": rep, "seed": int(trace["seed"].iloc[0]), **final, "stopped_early": stopped})
-    return pd.concat(curves, ignore_index=True), pd.DataFrame(finals)
+    """Curves and finals of every repetition in a run file (repetitions ascending; each run's rows in step
+    order, which `step` numbers uniquely within a run)."""
+    cols = _objective_columns(runs, front)
+    repetition = runs["repetition"].to_numpy()
+    step = runs["step"].to_numpy()
+    first = runs["first_visit"].to_numpy(dtype=bool)
+    values = runs[cols].to_numpy(dtype=float)
+    valid = runs["valid"].to_numpy(dtype=bool)
+    times = runs["sim_time_ms"].to_numpy(dtype=float)
+    seeds = runs["seed"].to_numpy()
+    stopped = runs["stopped_early"].to_numpy() if "stopped_early" in runs else None
+    reps = np.unique(repetition)
+    if len(reps) == 0:
+        raise ValueError("the run file holds no runs")
+    curves: dict[str, list[np.ndarray]] = {}
+    finals = []
+    for rep in reps:
+        rows = np.flatnonzero(repetition == rep)  # the run's rows in file order
+        ordered = rows[np.argsort(step[rows], kind="stable")]
+        ordered = ordered[first[ordered]]
+        curve, final = _run_curve(values[ordered], valid[ordered], times[ordered], front, budget)
+        for key, column in {"repetition": np.full(budget, rep), **curve}.items():
+            curves.setdefault(key, []).append(column)
+        finals.append({"repetition": rep, "seed": int(seeds[rows[0]]), **final,
+                       "stopped_early": bool(stopped[rows[0]]) if stopped is not None else False})
+    return pd.DataFrame({key: np.concatenate(parts) for key, parts in curves.items()}), pd.DataFrame(finals)
 
 
 def run_file_identity(path: str | Path, algorithms: Mapping[str, str]) -> dict:
