@@ -361,22 +361,24 @@ def _run_configs(self: kt_common.CostFunc, xs: Any, check_restrictions: bool = T
     debug = logging.getLogger().isEnabledFor(logging.DEBUG)
     if not check_restrictions and not debug and isinstance(budget, SimulatedTimeBudget) \
             and type(self.runner) is SimulationRunner:
-        return _run_configs_unchecked(self, xs, budget)
-    names = self.searchspace.tune_params.keys()
-    final: list = []
-    batch: list = []  # (position in `final`, config) of the legal proposals, in order
-    for x in xs:
-        config, is_legal = self._normalize_and_validate_config(x, check_restrictions=check_restrictions)
-        if debug:
-            logging.debug("normalize config: %s -> %s (legal: %s)", str(x), str(config), is_legal)
-        if is_legal:
-            batch.append((len(final), config))
-            final.append(None)
-        else:
-            invalid = dict(zip(names, config))
-            invalid["__error__"] = kt_util.InvalidConfig()
-            final.append(invalid)
-    measured = self.runner.run([config for _, config in batch], self.tuning_options)
+        configs, measured = _run_unchecked(self, xs, budget)
+        batch, final = list(enumerate(configs)), list(measured)
+    else:
+        names = self.searchspace.tune_params.keys()
+        final = []
+        batch = []  # (position in `final`, config) of the legal proposals, in order
+        for x in xs:
+            config, is_legal = self._normalize_and_validate_config(x, check_restrictions=check_restrictions)
+            if debug:
+                logging.debug("normalize config: %s -> %s (legal: %s)", str(x), str(config), is_legal)
+            if is_legal:
+                batch.append((len(final), config))
+                final.append(None)
+            else:
+                invalid = dict(zip(names, config))
+                invalid["__error__"] = kt_util.InvalidConfig()
+                final.append(invalid)
+        measured = self.runner.run([config for _, config in batch], self.tuning_options)
     for (position, config), result in zip(batch, measured):
         if result is None:  # the runner stopped at the budget
             continue
@@ -391,9 +393,10 @@ def _run_configs(self: kt_common.CostFunc, xs: Any, check_restrictions: bool = T
     return final
 
 
-def _run_configs_unchecked(self: kt_common.CostFunc, xs: Any, budget: SimulatedTimeBudget) -> list:
-    """`_run_configs` without restriction checks (random sampling, constraint-aware GA), snapping each proposal
-    only when Kernel Tuner's SimulationRunner will run it.
+def _run_unchecked(self: kt_common.CostFunc, xs: Any, budget: SimulatedTimeBudget) -> tuple[list, list]:
+    """The runner's results for a batch without restriction checks (random sampling, constraint-aware GA), and
+    the snapped configurations of those it ran, in order, snapping a proposal only when Kernel Tuner's
+    SimulationRunner will run it.
 
     Unchecked, every proposal is legal and its snapping is a pure function of the proposal, so all go to the
     runner in one batch, as in Kernel Tuner. The runner answers None, without reading the configuration,
@@ -414,17 +417,7 @@ def _run_configs_unchecked(self: kt_common.CostFunc, xs: Any, budget: SimulatedT
             yield config
 
     measured = self.runner.run(proposals(), self.tuning_options)
-    for config, result in zip(configs, measured):
-        if result is None:  # the runner stopped at the budget
-            continue
-        self.unique_results.setdefault(",".join([str(value) for value in config]), result)
-        self.results.append(result)
-    budget.raise_exception_if_done()
-    self.budget_spent_fraction = budget.get_fraction_consumed()
-    if not all(measured):
-        raise kt_util.StopCriterionReached("runner did not evaluate all given configurations")
-    self.strategy_timer.reset()
-    return measured
+    return configs, measured
 
 
 @contextlib.contextmanager
