@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import math
 import tempfile
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -40,6 +39,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from analysis.patching import ModuleWith, swapped
 from analysis.spaces.space import STATUS_OK, Space
 
 # Stored evaluation-time columns (ms) -> T4 `times` keys (the package's objective_time_keys).
@@ -319,17 +319,7 @@ def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, 
     return StochasticOptimizationAlgorithm(description)
 
 
-class _NumpyStoringUncompressed:
-    """The numpy module as the package's caching module sees it, with `savez_compressed` storing uncompressed."""
-
-    savez_compressed = staticmethod(np.savez)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(np, name)
-
-
-@contextlib.contextmanager
-def uncompressed_result_files() -> Iterator[None]:
+def uncompressed_result_files() -> contextlib.AbstractContextManager:
     """Let the package store a ResultsDescription's arrays uncompressed while active.
 
     The package keeps each strategy's result arrays in an .npz file (in `score_runs`' temporary folder) with
@@ -339,12 +329,7 @@ def uncompressed_result_files() -> Iterator[None]:
     """
     from autotuning_methodology import caching
 
-    original = caching.np
-    caching.np = _NumpyStoringUncompressed()
-    try:
-        yield
-    finally:
-        caching.np = original
+    return swapped(caching, np=ModuleWith(np, savez_compressed=np.savez))
 
 
 BASELINES = ("package", "expected_rank")

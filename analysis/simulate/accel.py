@@ -20,6 +20,7 @@ from kernel_tuner.runners.simulation import SimulationRunner
 from kernel_tuner.searchspace import Searchspace
 from kernel_tuner.strategies import common as kt_common
 
+from analysis.patching import swapped
 from analysis.simulate.budget import SimulatedTimeBudget
 
 logger = logging.getLogger(__name__)
@@ -199,8 +200,7 @@ def flag_duplicates(keys: list[tuple], other: list[tuple] | None, is_duplicate: 
     return is_duplicate
 
 
-@contextlib.contextmanager
-def quiet_config_output() -> Iterator[None]:
+def quiet_config_output() -> contextlib.AbstractContextManager:
     """Skip SimulationRunner's per-configuration console line when quiet (it is formatted, then dropped)."""
     original = kt_util.print_config_output
 
@@ -208,11 +208,7 @@ def quiet_config_output() -> Iterator[None]:
         if not quiet:
             original(tune_params, params, quiet, metrics, units)
 
-    kt_util.print_config_output = print_config_output
-    try:
-        yield
-    finally:
-        kt_util.print_config_output = original
+    return swapped(kt_util, print_config_output=print_config_output)
 
 
 # Relative slack within which vectorised distances pick the candidates for Kernel Tuner's own
@@ -420,27 +416,15 @@ def _run_unchecked(self: kt_common.CostFunc, xs: Any, budget: SimulatedTimeBudge
     return configs, measured
 
 
-@contextlib.contextmanager
-def lean_cost_function() -> Iterator[None]:
+def lean_cost_function() -> contextlib.AbstractContextManager:
     """Let Kernel Tuner's CostFunc evaluate proposals with `_run_configs` above while active."""
-    original = kt_common.CostFunc._run_configs
-    kt_common.CostFunc._run_configs = _run_configs
-    try:
-        yield
-    finally:
-        kt_common.CostFunc._run_configs = original
+    return swapped(kt_common.CostFunc, _run_configs=_run_configs)
 
 
-@contextlib.contextmanager
-def vectorised_snapping(memo: dict | None = None) -> Iterator[None]:
+def vectorised_snapping(memo: dict | None = None) -> contextlib.AbstractContextManager:
     """Let Kernel Tuner's CostFunc snap and repair proposals with the equivalents above while active.
 
     `memo` (the space's, shared by its runs) keeps the scaled configuration coordinates between runs.
     """
-    originals = kt_common.unscale_and_snap_to_nearest, kt_common.unscale_and_snap_to_nearest_valid
-    kt_common.unscale_and_snap_to_nearest = unscale_and_snap_to_nearest
-    kt_common.unscale_and_snap_to_nearest_valid = functools.partial(unscale_and_snap_to_nearest_valid, memo=memo)
-    try:
-        yield
-    finally:
-        kt_common.unscale_and_snap_to_nearest, kt_common.unscale_and_snap_to_nearest_valid = originals
+    return swapped(kt_common, unscale_and_snap_to_nearest=unscale_and_snap_to_nearest,
+                   unscale_and_snap_to_nearest_valid=functools.partial(unscale_and_snap_to_nearest_valid, memo=memo))

@@ -16,11 +16,12 @@ compares them with the installed ones).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from kernel_tuner.strategies import diff_evo as kt_de
+
+from analysis.patching import swapped
 
 __all__ = ["KT_DIFF_EVO_SHA256", "differential_evolution", "fast_differential_evolution"]
 
@@ -286,12 +287,6 @@ def differential_evolution(searchspace, cost_func, bounds, popsize, maxiter, F, 
     return {"solution": best_solution, "cost": best_cost}
 
 
-@contextlib.contextmanager
-def fast_differential_evolution() -> Iterator[None]:
+def fast_differential_evolution() -> contextlib.AbstractContextManager:
     """Let Kernel Tuner's diff_evo strategy run `differential_evolution` above while active."""
-    original = kt_de.differential_evolution
-    kt_de.differential_evolution = differential_evolution
-    try:
-        yield
-    finally:
-        kt_de.differential_evolution = original
+    return swapped(kt_de, differential_evolution=differential_evolution)

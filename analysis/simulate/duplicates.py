@@ -7,13 +7,13 @@ Kept apart from `accel` because they subclass pymoo's classes: only the NSGA-II/
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
 from pymoo.core.duplicate import DefaultDuplicateElimination
 
+from analysis.patching import swapped
 from analysis.simulate.accel import flag_duplicates
 
 
@@ -51,12 +51,6 @@ class ExactDuplicateElimination(DefaultDuplicateElimination):
         return flag_duplicates(keys(pop), None if other is None else keys(other), is_duplicate, keep="first")
 
 
-@contextlib.contextmanager
-def hashed_duplicate_elimination() -> Iterator[None]:
+def hashed_duplicate_elimination() -> contextlib.AbstractContextManager:
     """Let Kernel Tuner's pymoo strategy construct HashedDuplicateElimination while active."""
-    original = kt_pymoo.TuningParamConfigDuplicateElimination
-    kt_pymoo.TuningParamConfigDuplicateElimination = HashedDuplicateElimination
-    try:
-        yield
-    finally:
-        kt_pymoo.TuningParamConfigDuplicateElimination = original
+    return swapped(kt_pymoo, TuningParamConfigDuplicateElimination=HashedDuplicateElimination)

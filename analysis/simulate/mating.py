@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,7 @@ from pymoo.operators.mutation.pm import PM, PolynomialMutation
 from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.selection.tournament import TournamentSelection
 
+from analysis.patching import swapped
 from analysis.simulate.accel import flag_duplicates
 from analysis.simulate.duplicates import ExactDuplicateElimination, HashedDuplicateElimination
 
@@ -501,17 +502,11 @@ class _RowMating:
         return offspring
 
 
-@contextlib.contextmanager
-def array_mating_in_genetic_algorithms() -> Iterator[None]:
+def array_mating_in_genetic_algorithms() -> contextlib.AbstractContextManager:
     """Let pymoo's genetic algorithms (Kernel Tuner's NSGA-II/III among them) build ArrayMating while active.
 
     GeneticAlgorithm.__init__ constructs `Mating(selection, crossover, mutation, repair=...,
     eliminate_duplicates=..., n_max_iterations=100)`; ArrayMating takes the same arguments and
     hands anything it cannot replay exactly to pymoo's own Mating.do.
     """
-    original = pymoo_genetic.Mating
-    pymoo_genetic.Mating = ArrayMating
-    try:
-        yield
-    finally:
-        pymoo_genetic.Mating = original
+    return swapped(pymoo_genetic, Mating=ArrayMating)

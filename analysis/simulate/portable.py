@@ -21,10 +21,11 @@ them to rounding; tests compare the two and pin the resulting traces.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
+from analysis.patching import ModuleWith, swapped
 
 
 def portable_solve(a: Any, b: Any) -> np.ndarray:
@@ -81,31 +82,12 @@ def portable_dot(a: Any, b: Any) -> Any:
     return np.array(out)
 
 
-class _Linalg:
-    def __getattr__(self, name: str) -> Any:
-        return getattr(np.linalg, name)
-
-    solve = staticmethod(portable_solve)
+# NumPy, but for `linalg.solve` and `dot`
+PORTABLE_NUMPY = ModuleWith(np, linalg=ModuleWith(np.linalg, solve=portable_solve), dot=portable_dot)
 
 
-class _PortableNumpy:
-    """NumPy, but for `linalg.solve` and `dot`."""
-
-    linalg = _Linalg()
-    dot = staticmethod(portable_dot)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(np, name)
-
-
-@contextlib.contextmanager
-def portable_hyperplane() -> Iterator[None]:
+def portable_hyperplane() -> contextlib.AbstractContextManager:
     """Let pymoo's NSGA-III normalisation solve and check its hyperplane in a fixed float order while active."""
     from pymoo.algorithms.moo import nsga3
 
-    original = nsga3.np
-    nsga3.np = _PortableNumpy()
-    try:
-        yield
-    finally:
-        nsga3.np = original
+    return swapped(nsga3, np=PORTABLE_NUMPY)

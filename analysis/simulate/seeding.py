@@ -8,10 +8,11 @@ import json
 import logging
 import os
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
+from analysis.patching import swapped
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +47,7 @@ def seed_globals(seed: int) -> None:
     np.random.seed(seed % 2**32)
 
 
-@contextlib.contextmanager
-def seeded_latin_hypercube(seed: int, memo: dict | None = None) -> Iterator[None]:
+def seeded_latin_hypercube(seed: int, memo: dict | None = None) -> contextlib.AbstractContextManager:
     """Make Searchspace.get_LHS_sample_indices reproducible while active.
 
     Kernel Tuner (1.5.0) builds `scipy.stats.qmc.LatinHypercube(d)` without a seed, i.e. from OS
@@ -73,11 +73,7 @@ def seeded_latin_hypercube(seed: int, memo: dict | None = None) -> Iterator[None
                 return original_method(self, *args, **kwargs)
             return lhs_sample_indices(self, *args, memo=memo, original=original_method, **kwargs)
 
-    Searchspace.get_LHS_sample_indices = seeded_lhs_indices
-    try:
-        yield
-    finally:
-        Searchspace.get_LHS_sample_indices = original_method
+    return swapped(Searchspace, get_LHS_sample_indices=seeded_lhs_indices)
 
 
 # sha256 of the source of Kernel Tuner 1.5.0's Searchspace.get_LHS_sample_indices, which
@@ -128,8 +124,7 @@ def lhs_sample_indices(searchspace: Any, num_samples: int, memo: dict, original:
     return indices
 
 
-@contextlib.contextmanager
-def _seeded_qmc(rng: np.random.Generator) -> Iterator[None]:
+def _seeded_qmc(rng: np.random.Generator) -> contextlib.AbstractContextManager:
     """Swap `scipy.stats.qmc.LatinHypercube` for a subclass drawing from `rng` unless given a generator."""
     from scipy.stats import qmc
 
@@ -143,8 +138,4 @@ def _seeded_qmc(rng: np.random.Generator) -> Iterator[None]:
                 kwargs["rng"] = rng
             super().__init__(d, **kwargs)
 
-    qmc.LatinHypercube = SeededLatinHypercube
-    try:
-        yield
-    finally:
-        qmc.LatinHypercube = original
+    return swapped(qmc, LatinHypercube=SeededLatinHypercube)
