@@ -42,7 +42,8 @@ def default_hub() -> Path:
 
 
 def warm_up() -> None:
-    """Import and exercise every code path once on a tiny single-objective space (imports are not per-run costs).
+    """Import and exercise every code path once on a tiny single-objective space (imports are not per-run costs):
+    the engine's loading of a gzipped cache and a T1 file, and both sides' runs of every algorithm.
 
     Single objective on purpose: NSGA-III's two-objective reference directions stay uncomputed, so
     the engine's one-off cost of memoising them is part of its measured runs.
@@ -52,8 +53,16 @@ def warm_up() -> None:
                             "benchmark_time": 1.0} for x in tune_params["x"] for y in tune_params["y"]}
     cache = {"device_name": "warm-up", "kernel_name": "warm_up", "problem_size": [1], "tune_params_keys": ["x", "y"],
              "tune_params": tune_params, "cache": entries}
-    space = SpaceData(tune_params, ["x + y <= 6"], cache, ["time"], ["min"])
+    t1 = {"General": {"BenchmarkName": "warm_up", "OutputFormat": "JSON"},
+          "ConfigurationSpace": {
+              "TuningParameters": [{"Name": name, "Type": "int", "Values": str(values), "Default": values[0]}
+                                   for name, values in tune_params.items()],
+              "Conditions": [{"Expression": "x + y <= 6", "Parameters": ["x", "y"]}]}}
     with tempfile.TemporaryDirectory() as tmp:
+        cache_gz, t1_json = Path(tmp) / "warm_up.json.gz", Path(tmp) / "warm_up_t1.json"
+        cache_gz.write_bytes(gzip.compress(json.dumps(cache).encode()))
+        t1_json.write_text(json.dumps(t1))
+        space = SpaceData.from_cache_file(cache_gz, t1_json, ["time"], ["min"])
         cache_json = write_cache_json(space, Path(tmp) / "warm_up.json")
         for algorithm in ALGORITHMS:
             tune_kernel_trace(space, cache_json, algorithm, {}, 5, 0)

@@ -1,4 +1,4 @@
-"""The engine's strictly-adjacent and adjacent neighbour indexes answer exactly what Kernel Tuner computes."""
+"""The engine's Hamming, strictly-adjacent and adjacent neighbour indexes answer exactly what Kernel Tuner computes."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from kernel_tuner.searchspace import Searchspace
 
-from analysis.simulate.accel import AdjacentIndex, StrictlyAdjacentIndex
+from analysis.simulate import accel
+from analysis.simulate.accel import AdjacentIndex, HammingIndex, StrictlyAdjacentIndex
 
 REPO = Path(__file__).resolve().parents[1]
 HUB = REPO / "data" / "benchmark_hub"
-INDEXES = {"strictly-adjacent": StrictlyAdjacentIndex, "adjacent": AdjacentIndex}
+INDEXES = {"Hamming": HammingIndex, "strictly-adjacent": StrictlyAdjacentIndex, "adjacent": AdjacentIndex}
 
 # Small spaces with the corner cases of Kernel Tuner's index arithmetic: a parameter with a single
 # value, values at either end of a list, values no valid configuration has ("b" = 4, "a" >= 40),
@@ -90,3 +91,30 @@ def test_adjacency_indexes_match_kernel_tuner_on_a_real_space() -> None:
     outside = [c for c in random_configs(searchspace, 1000, seed=5) if searchspace.get_param_config_index(c) is None]
     assert len(outside) > 500
     assert_matches_kernel_tuner(searchspace, [tuple(c) for c in searchspace.list] + outside)
+
+
+
+@pytest.fixture(params=["int64 keys", "Python-integer keys"])
+def hamming_keys(request, monkeypatch):
+    """Run a test with the Hamming index's mixed-radix keys in int64 and, forced, as Python integers (its path for
+    spaces whose product of value-list lengths passes int64)."""
+    if request.param == "Python-integer keys":
+        monkeypatch.setattr(accel, "_INT64_KEYS_BELOW", 1)
+    return request.param
+
+
+@pytest.mark.parametrize("name", list(TINY_SPACES))
+def test_hamming_index_key_types_on_tiny_spaces(name, hamming_keys) -> None:
+    params, restrictions = TINY_SPACES[name]
+    searchspace = Searchspace(params, restrictions, 1024)
+    configs = list(itertools.product(*params.values())) + [(999,) * len(params)]
+    for config in configs:
+        try:
+            expected = searchspace.get_neighbors_indices_no_cache(config, "Hamming")
+        except Exception as error:  # noqa: BLE001 - the index must raise the same
+            with pytest.raises(type(error)):
+                HammingIndex(searchspace).neighbours(config)
+            continue
+        got = HammingIndex(searchspace).neighbours(config)
+        assert np.array_equal(expected, got) and expected.dtype == got.dtype, (name, config)
+

@@ -11,7 +11,8 @@ import bisect
 import contextlib
 import functools
 import logging
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,25 +36,55 @@ class HammingIndex:
     Gives exactly what Searchspace.get_neighbors_indices_no_cache(config, "Hamming") gives (the
     ascending positions of the valid configurations whose parameter indices match in all but one
     place), in about a tenth of the time on spaces of ~10^4 configurations.
+
+    A configuration's parameter indices are read as one mixed-radix number (parameter p's digit
+    is its index, its radix the length of its value list), so "all but parameter p" is that number
+    minus p's digit times its place value: group p maps it to the ascending positions sharing it.
+    The groups are built from Kernel Tuner's own index array (the rows its Hamming method
+    compares), sorted by key with NumPy.
     """
 
     def __init__(self, searchspace: Searchspace) -> None:
         self.searchspace = searchspace
-        self.rows = [searchspace.get_param_indices(config) for config in searchspace.list]
-        self.groups: list[dict[tuple, list[int]]] = [{} for _ in range(searchspace.num_params)]
-        for position, row in enumerate(self.rows):
-            for p, group in enumerate(self.groups):
-                group.setdefault(row[:p] + row[p + 1 :], []).append(position)
+        radices = [len(values) for values in searchspace.params_values]
+        self.place = [math.prod(radices[p + 1 :]) for p in range(len(radices))]
+        indices = searchspace.get_list_param_indices_numpy()
+        if math.prod(radices) < _INT64_KEYS_BELOW:
+            place = np.array(self.place, dtype=np.int64)
+            numbers = indices.astype(np.int64) @ place
+            partial_keys = [numbers - indices[:, p].astype(np.int64) * place[p] for p in range(len(radices))]
+        else:  # beyond int64: the same keys as Python integers
+            rows = [self._number(row) for row in indices.tolist()]
+            partial_keys = [np.array([n - row[p] * self.place[p] for n, row in zip(rows, indices.tolist())],
+                                     dtype=object) for p in range(len(radices))]
+        self.groups = [_group_positions(keys) for keys in partial_keys]
+
+    def _number(self, row: Sequence[int]) -> int:
+        return sum(index * place for index, place in zip(row, self.place))
 
     def neighbours(self, param_config: tuple) -> np.ndarray:
         """Positions of the Hamming neighbours of `param_config` (which need not be valid), ascending."""
         row = self.searchspace.get_param_indices(param_config)
+        number = self._number(row)
         found: set[int] = set()
         for p, group in enumerate(self.groups):
-            found.update(group.get(row[:p] + row[p + 1 :], ()))
+            found.update(group.get(number - row[p] * self.place[p], ()))
         own = self.searchspace.get_param_config_index(tuple(param_config))
         found.discard(own)
         return np.array(sorted(found), dtype=np.intp)
+
+
+_INT64_KEYS_BELOW = 2**63  # mixed-radix keys below this are computed in int64, others as Python integers
+
+
+def _group_positions(keys: np.ndarray) -> dict[int, list[int]]:
+    """{key: the ascending positions holding it} for a non-empty array of keys."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    ends = np.append(starts[1:], len(keys)).tolist()
+    positions = order.tolist()
+    return {key: positions[start:end] for key, start, end in zip(ordered[starts].tolist(), starts.tolist(), ends)}
 
 
 class AdjacencyBitsets:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 from kernel_tuner import util as kt_util
 
 logger = logging.getLogger(__name__)
@@ -88,15 +89,34 @@ class SpaceData:
 
 
 def load_cache_file(path: str | Path) -> dict:
-    """Parse a Kernel Tuner cache file, gzip-compressed or not, tolerating an unclosed file."""
+    """Parse a Kernel Tuner cache file, gzip-compressed or not, tolerating an unclosed file.
+
+    What `json.loads` of the file's text gives, in about half the time: orjson parses it (the same
+    values and types, floats correctly rounded, the last of repeated keys kept), except where it
+    would differ or refuse: integers beyond 64 bits (which orjson turns into floats; any run of 19
+    or more digits sends the file to json) and the NaN and Infinity that Kernel Tuner's json.dump
+    writes (orjson rejects them, json reads them). A malformed file gets json's own error.
+    """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as fh:
-        text = fh.read().strip()
-    if text and text[-3:] not in ("}\n}", "}}}"):
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        data = gzip.decompress(data)
+    if b"\r" in data:  # universal newlines, as a text-mode read
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    data = data.strip()
+    if data and data[-3:] not in (b"}\n}", b"}}}"):
         # an unfinished cache, as Kernel Tuner leaves it while tuning
-        text = text.rstrip(",") + "}\n}"
-    return json.loads(text)
+        data = data.rstrip(b",") + b"}\n}"
+    if data.translate(_DIGITS_AS_NINES).find(b"9" * 19) < 0:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass  # NaN, Infinity or malformed: json reads the former and explains the latter
+    return json.loads(data.decode("utf-8"))
+
+
+# a byte table mapping every ASCII digit to b"9" and everything else to b" " (for finding long digit runs)
+_DIGITS_AS_NINES = bytes(57 if 48 <= b <= 57 else 32 for b in range(256))
 
 
 def check_restrictions(restrictions: Any, names: list[str], source: str | None) -> None:
