@@ -51,6 +51,7 @@ from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.selection.tournament import TournamentSelection
 
 from analysis.patching import swapped
+from analysis.simulate import kt_operators
 from analysis.simulate.accel import flag_duplicates
 from analysis.simulate.duplicates import ExactDuplicateElimination, HashedDuplicateElimination
 
@@ -169,14 +170,22 @@ class ArrayMating(Mating):
         X = Xp.reshape(-1, X.shape[-1])
 
         # Mutation.do + Operator.__call__ (vtype, then the mutation's repair)
+        def keep_draw() -> np.ndarray:
+            return random_state.random(size=len(X)) <= self._sized_value("mut.prob", len(X),
+                                                                         lambda n: get(mut.prob, size=n))
+
         if type(mut) in _POLYNOMIAL_MUTATIONS and not mut.at_least_once:
             eta = self._sized_value("mut.eta", len(X), lambda n: get(mut.eta, size=n))
             prob_var = self._sized_value("mut.prob_var", len(X), lambda n: mut.get_prob_var(problem, size=n))
             Xm = _polynomial_mutation(X, problem.xl, problem.xu, eta, prob_var, random_state)
+            mutated = keep_draw()
+        elif kt_operators.replays(mut) == "mutation":
+            # Kernel Tuner's draws come from NumPy's global generator, the keep-draw from pymoo's
+            mutated = keep_draw()
+            Xm = kt_operators.neighbourhood_mutation(mut, X, mutated)
         else:
             Xm = mut._do(problem, X.copy(), random_state=random_state, **kwargs)  # some mutate in place
-        mutated = random_state.random(size=len(X)) <= self._sized_value("mut.prob", len(X),
-                                                                        lambda n: get(mut.prob, size=n))
+            mutated = keep_draw()
         if np.any(mutated):
             X = X.astype(np.result_type(X, Xm))  # a copy: pymoo sets the mutated rows on new individuals
             X[mutated] = Xm[mutated]
@@ -185,6 +194,8 @@ class ArrayMating(Mating):
         if mut.repair is not None:
             X = mut.repair._do(problem, X)  # Operator.__call__ runs it as repair.do(problem, out), no kwargs
         # the mating's own repair (the algorithm's; NoRepair for the unaware strategies)
+        if kt_operators.replays(self.repair) == "repair":
+            return kt_operators.neighbour_repair(problem, X)
         return self.repair._do(problem, X, random_state=random_state, **kwargs)
 
 

@@ -1,0 +1,85 @@
+"""Kernel Tuner's pymoo operators for NSGA-II/III (neighbourhood mutation, repair) replayed on lists.
+
+Kernel Tuner's `TuningParamConfigNeighborhoodMutation._do` visits every offspring row: it looks up
+the row's Hamming neighbours, draws one with `np.random.choice(n)` from NumPy's global generator and
+writes it into the row. pymoo's `Mutation.do` then keeps each mutated row only with probability
+`mutation_prob` (10 % by default), drawn from pymoo's own generator. `TuningParamConfigRepair._do`
+visits every row as well and replaces the invalid ones by a random strictly-adjacent, adjacent or
+Hamming neighbour. In a simulated run these two per-row loops over an object array (a row view, a
+tuple of NumPy elements, a `choice` call, a new row array) are about a fifth of NSGA-II's time.
+
+`neighbourhood_mutation` and `neighbour_repair` do the same on the rows as Python lists. They make
+every draw Kernel Tuner makes, in the same order, from the same global generator
+(`np.random.choice(n)` on an integer draws `randint(0, n)`: a test compares picks and generator
+state), and ask the search space the same neighbour queries; the mutation writes only the rows
+pymoo keeps (the two generators are independent, so pymoo's keep-draw may come first), and both
+write a row exactly as Kernel Tuner writes it. `ArrayMating` uses them for exactly these two
+Kernel Tuner classes. The sources of the replicated methods are pinned in `KT_OPERATORS_SHA256`
+(a test compares them with the installed ones).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
+
+__all__ = ["KT_OPERATORS_SHA256", "neighbour_repair", "neighbourhood_mutation"]
+
+# sha256 of the source of each Kernel Tuner 1.5.0 method replicated here (a test compares them with the
+# installed ones, so an upgrade that changes one is looked at again)
+KT_OPERATORS_SHA256 = {
+    "TuningParamConfigNeighborhoodMutation._do": "39d05122bf823c61f372d5f885a2aa8dd26f7df3189cd94db77686c49bcc5e9e",
+    "TuningParamConfigRepair._do": "4843eaf74d0f39a8f5d1acf4721a48251350b88f62f11e971a519b3dc25d021a",
+}
+
+REPAIR_METHODS = ("strictly-adjacent", "adjacent", "Hamming")  # Kernel Tuner's order of neighbour methods
+
+
+def neighbourhood_mutation(mutation: kt_pymoo.TuningParamConfigNeighborhoodMutation, X: np.ndarray,
+                           keep: np.ndarray) -> np.ndarray:
+    """X with the rows where `keep` is true set as `mutation._do(problem, X)` sets them.
+
+    Every row with a Hamming neighbour draws one, kept or not, so the global generator ends where
+    Kernel Tuner's loop leaves it. Returns a new array; X is not changed.
+    """
+    searchspace = mutation.searchspace
+    neighbours = searchspace.get_neighbors_indices_no_cache
+    draw = kt_pymoo.np.random.randint
+    configs = searchspace.list
+    out = X.copy()
+    for i, row in enumerate(X.tolist()):
+        found = neighbours(tuple(row), neighbor_method="Hamming")
+        if len(found) > 0:
+            pick = found[draw(len(found))]
+            if keep[i]:
+                out[i] = np.array(configs[pick], dtype=object)
+    return out
+
+
+def neighbour_repair(problem: kt_pymoo.TuningProblem, X: np.ndarray) -> np.ndarray:
+    """`TuningParamConfigRepair()._do(problem, X)`: X (changed in place, as Kernel Tuner changes it) with each
+    invalid row replaced by a random neighbour of the first method that has one."""
+    searchspace = problem.searchspace
+    is_valid = searchspace.is_param_config_valid
+    draw = kt_pymoo.np.random.randint
+    for i, row in enumerate(X.tolist()):
+        config = tuple(row)
+        if is_valid(config):
+            continue
+        for method in REPAIR_METHODS:
+            found = searchspace.get_neighbors_indices_no_cache(config, method)
+            if len(found) > 0:
+                X[i] = np.array(searchspace.get_param_configs_at_indices([found[draw(len(found))]])[0], dtype=object)
+                break
+    return X
+
+
+def replays(operator: Any) -> str | None:
+    """Which replica replays `operator` ("mutation" or "repair"), or None: only Kernel Tuner's own classes."""
+    if type(operator) is kt_pymoo.TuningParamConfigNeighborhoodMutation:
+        return "mutation"
+    if type(operator) is kt_pymoo.TuningParamConfigRepair:
+        return "repair"
+    return None

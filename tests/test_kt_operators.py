@@ -1,0 +1,106 @@
+"""The list replicas of Kernel Tuner's neighbourhood mutation and repair against Kernel Tuner's own operators."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+
+import numpy as np
+import pytest
+from kernel_tuner.searchspace import Searchspace
+from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
+from test_simulate import source_sha256
+
+from analysis.simulate import kt_operators
+from analysis.simulate.accel import memoise_neighbours
+
+# a space with gaps (restrictions), a single-valued parameter, floats and strings: some configurations have no
+# Hamming neighbour, invalid ones are repaired by each of the three neighbour methods
+PARAMS = {"a": [1, 2, 3, 4, 5, 6], "b": [1, 2, 4, 8, 16], "c": [7], "d": [0.5, 1.5, 2.5], "e": ["x", "y"]}
+RESTRICTIONS = ["a * b <= 24", "b != 4", "d < 2 or a > 2", "e == 'x' or a % 2 == 0"]
+
+
+def searchspace(memoised: bool) -> Searchspace:
+    space = Searchspace(PARAMS, RESTRICTIONS, 1024)
+    if memoised:
+        memoise_neighbours(space, {})
+    return space
+
+
+def random_rows(seed: int, n: int, valid_share: float) -> np.ndarray:
+    """An object array of configurations as pymoo holds them: valid ones and arbitrary value combinations."""
+    g = np.random.default_rng(seed)
+    space = searchspace(False)
+    everything = list(itertools.product(*PARAMS.values()))
+    rows = [space.list[g.integers(space.size)] if g.random() < valid_share else everything[g.integers(len(everything))]
+            for _ in range(n)]
+    return np.array(rows, dtype=object)
+
+
+def test_replicated_sources_are_pinned() -> None:
+    for name, sha in kt_operators.KT_OPERATORS_SHA256.items():
+        cls, method = name.split(".")
+        assert source_sha256(getattr(getattr(kt_pymoo, cls), method)) == sha, \
+            f"Kernel Tuner's {name} changed: compare it with analysis.simulate.kt_operators, then update the hash"
+
+
+@pytest.mark.parametrize("memoised", [False, True], ids=["Kernel Tuner's queries", "memoised queries"])
+@pytest.mark.parametrize("seed", range(12))
+def test_mutation_equals_kernel_tuners_on_the_kept_rows(seed, memoised) -> None:
+    """The kept rows are Kernel Tuner's mutated rows, the others unchanged, and the global generator ends alike."""
+    X = random_rows(seed, 40, valid_share=0.7)
+    keep = np.random.default_rng(seed + 100).random(len(X)) < 0.3
+    np.random.seed(seed)
+    expected = kt_pymoo.TuningParamConfigNeighborhoodMutation(0.1, searchspace(memoised))._do(None, X.copy())
+    expected_state = np.random.get_state()
+    np.random.seed(seed)
+    got = kt_operators.neighbourhood_mutation(
+        kt_pymoo.TuningParamConfigNeighborhoodMutation(0.1, searchspace(memoised)), X, keep)
+    got_state = np.random.get_state()
+    assert got.dtype == expected.dtype == object
+    assert got[keep].tolist() == expected[keep].tolist()
+    assert [type(v) for v in got[keep].ravel()] == [type(v) for v in expected[keep].ravel()]
+    assert got[~keep].tolist() == X[~keep].tolist()
+    assert not np.array_equal(expected, X)  # rows did change
+    assert expected_state[1].tolist() == got_state[1].tolist() and expected_state[2:] == got_state[2:]
+
+
+@pytest.mark.parametrize("memoised", [False, True], ids=["Kernel Tuner's queries", "memoised queries"])
+@pytest.mark.parametrize("seed", range(12))
+def test_repair_equals_kernel_tuners(seed, memoised) -> None:
+    X = random_rows(seed, 40, valid_share=0.5)
+    problem = type("Problem", (), {})()
+    np.random.seed(seed)
+    problem.searchspace = searchspace(memoised)
+    expected = kt_pymoo.TuningParamConfigRepair()._do(problem, X.copy())
+    expected_state = np.random.get_state()
+    np.random.seed(seed)
+    problem.searchspace = searchspace(memoised)
+    got = kt_operators.neighbour_repair(problem, X.copy())
+    got_state = np.random.get_state()
+    assert got.tolist() == expected.tolist() and got.dtype == expected.dtype
+    assert [type(v) for v in got.ravel()] == [type(v) for v in expected.ravel()]
+    assert not np.array_equal(expected, X)  # rows were repaired
+    assert expected_state[1].tolist() == got_state[1].tolist() and expected_state[2:] == got_state[2:]
+
+
+def test_choice_of_an_integer_draws_randint() -> None:
+    """The replicas' premise: np.random.choice(n) picks what np.random.randint(n) picks and leaves the same state."""
+    np.random.seed(3)
+    picks = [np.random.choice(n) for n in range(1, 3000)]
+    state = np.random.get_state()
+    np.random.seed(3)
+    assert [np.random.randint(n) for n in range(1, 3000)] == picks
+    after = np.random.get_state()
+    assert state[1].tolist() == after[1].tolist() and state[2:] == after[2:]
+
+
+def test_only_kernel_tuners_own_classes_are_replayed() -> None:
+    class Subclass(kt_pymoo.TuningParamConfigRepair):
+        pass
+
+    space = searchspace(False)
+    assert kt_operators.replays(kt_pymoo.TuningParamConfigNeighborhoodMutation(0.1, space)) == "mutation"
+    assert kt_operators.replays(kt_pymoo.TuningParamConfigRepair()) == "repair"
+    assert kt_operators.replays(Subclass()) is None
+    assert kt_operators.replays(copy.copy(None)) is None
