@@ -13,6 +13,7 @@ from analysis.errors import InputError
 from analysis.io import write_parquet
 from analysis.simulate import SpaceData, derive_seed, resolve_options, simulate_run
 from analysis.simulate.kt_setup import fresh_searchspace
+from analysis.simulate.space import gc_paused
 from analysis.spaces.export import to_kt_cache
 from analysis.spaces.space import Space
 
@@ -22,8 +23,10 @@ log = logging.getLogger(__name__)
 def space_data(space: Space, objectives: Sequence[str]) -> SpaceData:
     """The simulation engine's view of a stored space for the given objectives."""
     directions = [space.objective(o).direction for o in objectives]
-    return SpaceData(dict(space.parameters), list(space.constraints), to_kt_cache(space), list(objectives),
-                     directions, source=space.origin)
+    with gc_paused():
+        cache = to_kt_cache(space)
+    return SpaceData(dict(space.parameters), list(space.constraints), cache, list(objectives), directions,
+                     source=space.origin)
 
 
 def run_identity(space: Space, objective_set: str, algorithm: str, options: dict[str, Any], budget: int,

@@ -13,7 +13,7 @@ from pymoo.core.problem import ElementwiseProblem
 from pymoo.core.termination import NoTermination
 
 from analysis.simulate import unaware
-from analysis.simulate.mating import ArrayMating, _RowMating, array_mating_in_genetic_algorithms
+from analysis.simulate.mating import LIST_PATHS, ArrayMating, _RowMating, array_mating_in_genetic_algorithms
 from analysis.simulate.refdirs import compute as reference_directions  # the mating, not the directions, is under test
 
 
@@ -62,7 +62,7 @@ def test_array_mating_matches_pymoo_generation_by_generation(monkeypatch, name, 
     on the unaware strategies' list path and, with that path switched off, on the array path."""
     taken = _count_paths(monkeypatch)
     if path == "arrays":
-        monkeypatch.setattr(_RowMating, "plan", classmethod(lambda cls, *args: None))
+        _no_list_paths(monkeypatch)
     retries = 0
     for seed in range(3):
         algo = algorithm(name, n_obj, popsize, mutation_prob, crossover)
@@ -85,13 +85,20 @@ def test_array_mating_matches_pymoo_generation_by_generation(monkeypatch, name, 
 
 
 def _count_paths(monkeypatch) -> dict[str, list]:
-    """Record each mating taken by the list path (_RowMating.offspring) and by the array path (_offspring)."""
+    """Record each mating taken by a list path (its `offspring`) and by the array path (_offspring)."""
     taken: dict[str, list] = {"lists": [], "arrays": []}
-    lists, arrays = _RowMating.offspring, ArrayMating._offspring
-    monkeypatch.setattr(_RowMating, "offspring", lambda self, *a, **k: taken["lists"].append(1) or lists(self, *a, **k))
+    arrays = ArrayMating._offspring
+    for path in LIST_PATHS:
+        monkeypatch.setattr(path, "offspring", lambda self, *a, _lists=path.offspring, **k:
+                            taken["lists"].append(1) or _lists(self, *a, **k))
     monkeypatch.setattr(ArrayMating, "_offspring",
                         lambda self, *a, **k: taken["arrays"].append(1) or arrays(self, *a, **k))
     return taken
+
+
+def _no_list_paths(monkeypatch) -> None:
+    for list_path in LIST_PATHS:
+        monkeypatch.setattr(list_path, "plan", classmethod(lambda cls, *args: None))
 
 
 def _with_rs(algo, random_state):
@@ -130,11 +137,12 @@ def test_random_picks_draw_what_one_choice_per_pair_draws() -> None:
 @pytest.mark.parametrize("names,budget,options,path", [
     # converged unaware runs: many retries, on lists
     (["nsga2_unaware", "nsga3_unaware"], 30, {"max_proposals": 250}, "lists"),
-    (["nsga2", "nsga3"], 25, {}, "arrays"),  # Kernel Tuner's constraint-aware NSGA-II/III
+    (["nsga2", "nsga3"], 25, {}, "lists"),  # Kernel Tuner's constraint-aware NSGA-II/III
+    (["nsga2", "nsga3"], 25, {}, "arrays"),  # the same with the list paths off
 ])
 def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budget, options, path) -> None:
-    """During a simulated run NSGA-II/III take the fast path (the unaware ones on lists, Kernel Tuner's on
-    arrays), and their traces equal those with pymoo's Mating."""
+    """During a simulated run NSGA-II/III take a list path (the unaware ones' and Kernel Tuner's), or with those
+    off the array path, and their traces equal those with pymoo's Mating."""
     import contextlib
 
     from test_simulate import tiny_space
@@ -143,6 +151,8 @@ def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budg
     from analysis.simulate import simulate_run
 
     taken = _count_paths(monkeypatch)
+    if path == "arrays":
+        _no_list_paths(monkeypatch)
 
     def traces():
         return [simulate_run(tiny_space(n_obj), name, {"popsize": 8, "mutation_prob": p}, budget, seed,
@@ -366,3 +376,95 @@ def test_nsga2_tournaments_on_lists_equal_pymoo() -> None:
                                                                         random_state=expected_rs, algorithm=stand_in)
         assert _Tournament("nsga2", pop, got_rs).select(n_select, 2) == expected.tolist()
         assert got_rs.bit_generator.state == expected_rs.bit_generator.state
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Kernel Tuner's NSGA-II/III mating on lists against the array path (itself tested against pymoo)
+# ---------------------------------------------------------------------------------------------------------
+
+def _kernel_tuner_mating(g: np.random.Generator, crossover: str, memoised: bool):
+    """Kernel Tuner's NSGA-II ArrayMating (its operators, random crossover and mutation probabilities) on the
+    mixed-type test space of test_kt_operators, and the problem stand-in its repair reads the space from."""
+    from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
+    from pymoo.algorithms.moo.nsga2 import NSGA2
+    from test_kt_operators import searchspace
+
+    space = searchspace(memoised)
+    with array_mating_in_genetic_algorithms():
+        algo = NSGA2(pop_size=10, crossover=kt_pymoo.crossover_oper_dict[crossover](prob=float(g.choice([1.0, 0.5]))),
+                     mutation=kt_pymoo.TuningParamConfigNeighborhoodMutation(prob=float(g.choice([0.1, 0.5, 1.0])),
+                                                                             searchspace=space),
+                     repair=kt_pymoo.TuningParamConfigRepair(),
+                     eliminate_duplicates=kt_pymoo.TuningParamConfigDuplicateElimination())
+    mating = algo.mating
+    mating._sized = {}
+    return mating, SimpleNamespace(n_var=space.num_params, searchspace=space)
+
+
+@pytest.mark.parametrize("memoised", [False, True], ids=["Kernel Tuner's queries", "memoised queries"])
+def test_kernel_tuner_list_offspring_equal_array_offspring(memoised) -> None:
+    """`_KernelTunerRowMating.offspring` equals the array path's `_offspring` with Kernel Tuner's operators:
+    the same values of the same types, pymoo's and NumPy's global generators left alike, for 1 to 13 offspring
+    of random valid and invalid populations (the repair at work)."""
+    from test_kt_operators import random_rows
+
+    from analysis.simulate.mating import _KernelTunerRowMating, _Tournament
+
+    crossovers = ["single-point-crossover", "two-point-crossover", "uniform-crossover"]
+    mutated = repaired = 0
+    for seed in range(150):
+        g = np.random.default_rng(seed)
+        mating, problem = _kernel_tuner_mating(g, crossovers[seed % 3], memoised)
+        X_pop = random_rows(seed, int(g.integers(2, 13)), valid_share=float(g.choice([1.0, 0.6])))
+        rows = _KernelTunerRowMating.plan(mating, problem, X_pop, X_pop.tolist(), None)
+        assert rows is not None
+        for n_offsprings in (1, 2, int(g.integers(3, 14))):
+            array_rs, list_rs = (np.random.default_rng(10**6 + seed + n_offsprings) for _ in range(2))
+            rows.random_state = list_rs
+            np.random.seed(seed)
+            expected = mating._offspring(problem, X_pop, _Tournament("nsga3", range(len(X_pop)), array_rs),
+                                         n_offsprings, array_rs, {})
+            expected_global = np.random.get_state()
+            np.random.seed(seed)
+            got = rows.offspring(_Tournament("nsga3", range(len(X_pop)), list_rs), n_offsprings)
+            got_global = np.random.get_state()
+            assert expected.dtype == object and got == expected.tolist()
+            assert [type(v) for row in got for v in row] == [type(v) for v in expected.ravel()]
+            assert list_rs.bit_generator.state == array_rs.bit_generator.state
+            assert got_global[1].tolist() == expected_global[1].tolist() and got_global[2:] == expected_global[2:]
+            mutated += sum(tuple(row) not in set(map(tuple, X_pop.tolist())) for row in got)
+            repaired += not all(problem.searchspace.is_param_config_valid(tuple(row)) for row in X_pop.tolist())
+    assert mutated and repaired
+
+
+def test_kernel_tuner_list_path_only_where_it_replays_exactly() -> None:
+    """Planned for Kernel Tuner's operators on an object population of scalar values; else the array path."""
+    from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
+    from pymoo.operators.crossover.sbx import SBX
+    from test_kt_operators import random_rows
+
+    from analysis.simulate.mating import _KernelTunerRowMating
+
+    g = np.random.default_rng(1)
+    X_pop = random_rows(1, 6, valid_share=1.0)
+
+    def plan(X=X_pop, change=None):
+        mating, problem = _kernel_tuner_mating(g, "two-point-crossover", False)
+        if change:
+            change(mating)
+        return _KernelTunerRowMating.plan(mating, problem, X, X.tolist(), None)
+
+    class OwnRepair(kt_pymoo.TuningParamConfigRepair):
+        pass
+
+    assert plan() is not None
+    assert plan(X=X_pop[:, :0]) is None  # no variables
+    assert plan(X=np.array([[1, 2], [3, 4]])) is None  # not an object population
+    nested = X_pop.copy()
+    nested[0, 0] = (1, 2)
+    assert plan(X=nested) is None  # a sequence value
+    assert plan(change=lambda m: setattr(m, "repair", OwnRepair())) is None
+    assert plan(change=lambda m: setattr(m.mutation, "vtype", int)) is None
+    assert plan(change=lambda m: setattr(m.mutation, "repair", kt_pymoo.TuningParamConfigRepair())) is None
+    assert plan(change=lambda m: setattr(m.crossover, "n_offsprings", 1)) is None
+    assert plan(change=lambda m: setattr(m, "crossover", SBX())) is None

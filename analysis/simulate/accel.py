@@ -23,6 +23,7 @@ from kernel_tuner.strategies import common as kt_common
 
 from analysis.patching import swapped
 from analysis.simulate.budget import SimulatedTimeBudget
+from analysis.simulate.space import gc_paused
 
 logger = logging.getLogger(__name__)
 
@@ -178,7 +179,8 @@ def neighbour_index(searchspace: Searchspace, memo: dict, method: str) -> Hammin
     """The memo's index for neighbour `method` (a key of NEIGHBOUR_INDEXES), built from `searchspace` on first use."""
     key = f"{method} index"
     if key not in memo:
-        memo[key] = NEIGHBOUR_INDEXES[method](searchspace)
+        with gc_paused():
+            memo[key] = NEIGHBOUR_INDEXES[method](searchspace)
     return memo[key]
 
 

@@ -20,12 +20,13 @@ Kernel Tuner classes. The sources of the replicated methods are pinned in `KT_OP
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
 
-__all__ = ["KT_OPERATORS_SHA256", "neighbour_repair", "neighbourhood_mutation"]
+__all__ = ["KT_OPERATORS_SHA256", "mutations", "neighbour_repair", "neighbourhood_mutation", "repairs"]
 
 # sha256 of the source of each Kernel Tuner 1.5.0 method replicated here (a test compares them with the
 # installed ones, so an upgrade that changes one is looked at again)
@@ -44,36 +45,52 @@ def neighbourhood_mutation(mutation: kt_pymoo.TuningParamConfigNeighborhoodMutat
     Every row with a Hamming neighbour draws one, kept or not, so the global generator ends where
     Kernel Tuner's loop leaves it. Returns a new array; X is not changed.
     """
-    searchspace = mutation.searchspace
-    neighbours = searchspace.get_neighbors_indices_no_cache
-    draw = kt_pymoo.np.random.randint
-    configs = searchspace.list
     out = X.copy()
-    for i, row in enumerate(X.tolist()):
-        found = neighbours(tuple(row), neighbor_method="Hamming")
-        if len(found) > 0:
-            pick = found[draw(len(found))]
-            if keep[i]:
-                out[i] = np.array(configs[pick], dtype=object)
+    for i, config in mutations(mutation.searchspace, X.tolist(), keep):
+        out[i] = np.array(config, dtype=object)
     return out
 
 
 def neighbour_repair(problem: kt_pymoo.TuningProblem, X: np.ndarray) -> np.ndarray:
     """`TuningParamConfigRepair()._do(problem, X)`: X (changed in place, as Kernel Tuner changes it) with each
     invalid row replaced by a random neighbour of the first method that has one."""
-    searchspace = problem.searchspace
+    for i, config in repairs(problem.searchspace, X.tolist()):
+        X[i] = np.array(config, dtype=object)
+    return X
+
+
+def mutations(searchspace: Any, rows: Sequence[Sequence], keep: Sequence[bool]) -> list[tuple[int, tuple]]:
+    """The neighbourhood mutation's draws for `rows`, in Kernel Tuner's order: (row, configuration it becomes)
+    for the rows where `keep` is true."""
+    neighbours = searchspace.get_neighbors_indices_no_cache
+    draw = kt_pymoo.np.random.randint  # np.random.choice(n) draws randint(0, n)
+    configs = searchspace.list
+    changed = []
+    for i, row in enumerate(rows):
+        found = neighbours(tuple(row), neighbor_method="Hamming")
+        if len(found) > 0:
+            pick = found[draw(len(found))]
+            if keep[i]:
+                changed.append((i, configs[pick]))
+    return changed
+
+
+def repairs(searchspace: Any, rows: Sequence[Sequence]) -> list[tuple[int, tuple]]:
+    """The repair's draws for `rows`, in Kernel Tuner's order: (row, configuration it becomes) for each invalid row
+    that some neighbour method finds a neighbour for."""
     is_valid = searchspace.is_param_config_valid
     draw = kt_pymoo.np.random.randint
-    for i, row in enumerate(X.tolist()):
+    changed = []
+    for i, row in enumerate(rows):
         config = tuple(row)
         if is_valid(config):
             continue
         for method in REPAIR_METHODS:
             found = searchspace.get_neighbors_indices_no_cache(config, method)
             if len(found) > 0:
-                X[i] = np.array(searchspace.get_param_configs_at_indices([found[draw(len(found))]])[0], dtype=object)
+                changed.append((i, searchspace.get_param_configs_at_indices([found[draw(len(found))]])[0]))
                 break
-    return X
+    return changed
 
 
 def replays(operator: Any) -> str | None:

@@ -15,7 +15,7 @@ from kernel_tuner.runners.simulation import SimulationRunner
 from kernel_tuner.searchspace import Searchspace
 
 from analysis.simulate.budget import SimulatedTimeBudget
-from analysis.simulate.space import SpaceData, check_restrictions
+from analysis.simulate.space import SpaceData, check_restrictions, gc_paused
 
 logger = logging.getLogger(__name__)
 
@@ -62,9 +62,10 @@ def fresh_searchspace(space: SpaceData) -> Searchspace:
     state = space._memo.get("searchspace_state")
     if state is None:
         check_restrictions(space.restrictions, list(space.tune_params), space.source)  # parsed before KT sees them
-        built = Searchspace(space.tune_params, space.restrictions, MAX_THREADS)
-        _build_index_arrays(built)
-        state = space._memo["searchspace_state"] = _copy_state(built.__dict__)
+        with gc_paused():
+            built = Searchspace(space.tune_params, space.restrictions, MAX_THREADS)
+            _build_index_arrays(built)
+            state = space._memo["searchspace_state"] = _copy_state(built.__dict__)
     clone = Searchspace.__new__(Searchspace)
     clone.__dict__.update(_copy_state(state))
     return clone

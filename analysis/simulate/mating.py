@@ -112,7 +112,8 @@ class ArrayMating(Mating):
         pop_rows = X_pop.tolist()
         pop_keys = {tuple(row) for row in pop_rows}
         tournament = _Tournament(kind, pop, random_state)
-        rows = _RowMating.plan(self, problem, X_pop, pop_rows, random_state)
+        rows = next((plan for path in LIST_PATHS
+                     if (plan := path.plan(self, problem, X_pop, pop_rows, random_state)) is not None), None)
         off_rows: list = []
         off_keys: set[tuple] = set()
         n_infills = 0
@@ -140,8 +141,8 @@ class ArrayMating(Mating):
                 break
         if not off_rows:
             return Population.create()
-        # the list path's rows are RoundingRepair's `astype(int)`; the array path's keep their dtype
-        return Population.new("X", np.array(off_rows, dtype=None if rows is None else int))
+        # a list path's rows get its dtype (RoundingRepair's `astype(int)`, or object); the array path's keep theirs
+        return Population.new("X", np.array(off_rows, dtype=None if rows is None else rows.dtype))
 
     def _sized_value(self, name: str, size: int, make: Any) -> Any:
         """pymoo's `get(parameter, size=size)` for an operator parameter, computed once per size and call."""
@@ -411,7 +412,50 @@ def _polynomial_mutation_values(rows: list[list], entries: list[tuple[int, int]]
     return values
 
 
-class _RowMating:
+def _cross_rows(cx: Crossover, pop_rows: list[list], parents: list[list[int]], prob: list,
+                random_state: np.random.Generator) -> list[list]:
+    """Crossover.do of a point or uniform crossover with two offspring per pair, on lists: `random(n_matings)`
+    for which pairs cross, then the crossover's mask draws if any does. Offspring 0 of every mating, then
+    offspring 1 (Xp.reshape(-1, n_var)); non-crossing pairs copy their parents (the same list objects, so
+    callers replace rows rather than change them)."""
+    n_matings = len(parents)
+    first = [pop_rows[a] for a, _ in parents]
+    second = [pop_rows[b] for _, b in parents]
+    cross = [r < p for r, p in zip(random_state.random(n_matings).tolist(), prob)]
+    if any(cross):  # crossover_mask: the two swap the entries where the mating's mask is set
+        n_var = len(pop_rows[0])
+        if type(cx) in _POINT_CROSSOVERS:
+            for m, r in enumerate(_point_crossover_cuts(n_matings, n_var, cx.n_points, random_state)):
+                if cross[m]:
+                    a, b = first[m], second[m]
+                    x, y = a[:], b[:]
+                    for start, end in zip(r[0::2], r[1::2]):  # the segments [r0, r1), [r2, r3), ...
+                        x[start:end], y[start:end] = b[start:end], a[start:end]
+                    first[m], second[m] = x, y
+        else:
+            for m, mask in enumerate(_uniform_crossover_masks(n_matings, n_var, random_state)):
+                if cross[m]:
+                    a, b = first[m], second[m]
+                    first[m] = [y if s else x for x, y, s in zip(a, b, mask)]
+                    second[m] = [x if s else y for x, y, s in zip(a, b, mask)]
+    return first + second
+
+
+class _ListPath:
+    """What both list paths share: the operator parameters per size and the dtype of the offspring array."""
+
+    dtype: Any  # of the offspring array the mating returns, as the array path's would be
+    _parameters: dict[str, Any]  # name -> function of the size, as pymoo's operators compute the parameter
+
+    def _per_row(self, name: str, size: int) -> list:
+        """An operator parameter for `size` rows as pymoo computes it, as a list, once per size and call."""
+        key = (name, size)
+        if key not in self._sized:
+            self._sized[key] = np.broadcast_to(np.asarray(self._parameters[name](size)), (size,)).tolist()
+        return self._sized[key]
+
+
+class _RowMating(_ListPath):
     """The unaware strategies' mating on lists of Python numbers, for an integer population within
     the bounds: a point or uniform crossover with two offspring per pair, polynomial mutation (no
     at_least_once) with vtype float and RoundingRepair as its repair, and an identity mating repair.
@@ -421,6 +465,8 @@ class _RowMating:
     `random(n)` for which rows take the mutation; the rows then rounded as RoundingRepair rounds
     (Python's `round` of a float is round-half-even, as `np.around`, and exact), the others left
     as the integers they are (`round(float(x)) == x` for the integers the bounds allow)."""
+
+    dtype = int  # RoundingRepair's astype(int)
 
     def __init__(self, mating: ArrayMating, problem: Any, pop_rows: list[list[int]],
                  random_state: np.random.Generator) -> None:
@@ -458,41 +504,13 @@ class _RowMating:
             return None
         return cls(mating, problem, pop_rows, random_state)
 
-    def _per_row(self, name: str, size: int) -> list:
-        """An operator parameter for `size` rows as pymoo computes it, as a list, once per size and call."""
-        key = (name, size)
-        if key not in self._sized:
-            self._sized[key] = np.broadcast_to(np.asarray(self._parameters[name](size)), (size,)).tolist()
-        return self._sized[key]
-
     def offspring(self, tournament: _Tournament, n_offsprings: int) -> list[list[int]]:
         """One mating (Mating._do plus the mutation's rounding): the offspring as lists of integers."""
         cx, rs = self.crossover, self.random_state
         n_matings = math.ceil(n_offsprings / 2)
         parents = tournament.select(n_matings, 2)
 
-        # Crossover.do: offspring 0 and 1 of each mating; non-crossing pairs copy their parents
-        first = [self.pop_rows[a] for a, _ in parents]
-        second = [self.pop_rows[b] for _, b in parents]
-        prob = self._per_row("cx.prob", n_matings)
-        cross = [r < p for r, p in zip(rs.random(n_matings).tolist(), prob)]
-        if any(cross):  # crossover_mask: the two swap the entries where the mating's mask is set
-            n_var = len(self.bounds.xl)
-            if type(cx) in _POINT_CROSSOVERS:
-                for m, r in enumerate(_point_crossover_cuts(n_matings, n_var, cx.n_points, rs)):
-                    if cross[m]:
-                        a, b = first[m], second[m]
-                        x, y = a[:], b[:]
-                        for start, end in zip(r[0::2], r[1::2]):  # the segments [r0, r1), [r2, r3), ...
-                            x[start:end], y[start:end] = b[start:end], a[start:end]
-                        first[m], second[m] = x, y
-            else:
-                for m, mask in enumerate(_uniform_crossover_masks(n_matings, n_var, rs)):
-                    if cross[m]:
-                        a, b = first[m], second[m]
-                        first[m] = [y if s else x for x, y, s in zip(a, b, mask)]
-                        second[m] = [x if s else y for x, y, s in zip(a, b, mask)]
-        rows = first + second  # Xp.reshape(-1, n_var): offspring 0 of every mating, then offspring 1
+        rows = _cross_rows(cx, self.pop_rows, parents, self._per_row("cx.prob", n_matings), rs)
 
         # Mutation.do with PolynomialMutation._do (all its draws), then `random(n) <= prob` for the rows
         # that take the mutation: only theirs are computed, then rounded (vtype float, RoundingRepair)
@@ -511,6 +529,66 @@ class _RowMating:
             for (i, j), y in zip(entries, _polynomial_mutation_values(rows, entries, rand, self.bounds, eta)):
                 offspring[i][j] = round(y)
         return offspring
+
+
+class _KernelTunerRowMating(_ListPath):
+    """Kernel Tuner's NSGA-II/III mating on lists of the configurations' values: a point or uniform
+    crossover with two offspring per pair, Kernel Tuner's neighbourhood mutation (no vtype, no repair
+    of its own) and Kernel Tuner's repair as the mating's repair, on a population of scalar values.
+
+    `offspring` is `ArrayMating._offspring` for that pipeline: the tournaments, the crossover's draws
+    (`_cross_rows`), `random(n) <= prob` for the rows that take the mutation, Kernel Tuner's
+    draws from NumPy's global generator for every row (`kt_operators.mutations`; the two generators
+    are independent), then the repair's (`kt_operators.repairs`). The values stay the population's
+    own objects, as `np.where` and row assignment on the object arrays keep them, and a changed row
+    takes the configuration's values, as `np.array(config, dtype=object)` does for scalars."""
+
+    dtype = object
+
+    def __init__(self, mating: ArrayMating, problem: Any, pop_rows: list[list], random_state: np.random.Generator):
+        self.crossover = mating.crossover
+        self.mutation_space = mating.mutation.searchspace  # Kernel Tuner's mutation asks its own searchspace,
+        self.repair_space = problem.searchspace  # its repair the problem's (the same object in Kernel Tuner)
+        self.pop_rows = pop_rows
+        self.random_state = random_state
+        cx, mut = mating.crossover, mating.mutation
+        self._parameters = {"cx.prob": lambda n: get(cx.prob, size=n), "mut.prob": lambda n: get(mut.prob, size=n)}
+        self._sized: dict[tuple[str, int], list] = {}
+
+    @classmethod
+    def plan(cls, mating: ArrayMating, problem: Any, X_pop: np.ndarray, pop_rows: list[list],
+             random_state: np.random.Generator) -> _KernelTunerRowMating | None:
+        """The list path for this mating and population, or None where it does not apply."""
+        cx, mut = mating.crossover, mating.mutation
+        if type(cx) not in _POINT_CROSSOVERS + _UNIFORM_CROSSOVERS or cx.n_offsprings != 2:
+            return None
+        if kt_operators.replays(mut) != "mutation" or mut.vtype is not None or mut.repair is not None:
+            return None
+        if kt_operators.replays(mating.repair) != "repair":
+            return None
+        if not (X_pop.ndim == 2 and X_pop.dtype == object and X_pop.shape[1] > 0):
+            return None
+        if not all(type(value) in _SCALARS for row in pop_rows for value in row):
+            return None  # np.array(..., dtype=object) would nest a sequence value
+        return cls(mating, problem, pop_rows, random_state)
+
+    def offspring(self, tournament: _Tournament, n_offsprings: int) -> list[list]:
+        """One mating (Mating._do plus the mating's repair): the offspring as lists of values."""
+        rs = self.random_state
+        n_matings = math.ceil(n_offsprings / 2)
+        parents = tournament.select(n_matings, 2)
+        rows = _cross_rows(self.crossover, self.pop_rows, parents, self._per_row("cx.prob", n_matings), rs)
+        n = len(rows)
+        taken = [c <= p for c, p in zip(rs.random(size=n).tolist(), self._per_row("mut.prob", n))]
+        for i, config in kt_operators.mutations(self.mutation_space, rows, taken):
+            rows[i] = list(config)
+        for i, config in kt_operators.repairs(self.repair_space, rows):
+            rows[i] = list(config)
+        return rows
+
+
+_SCALARS = frozenset({int, float, str, bool, type(None)})
+LIST_PATHS = (_RowMating, _KernelTunerRowMating)
 
 
 def array_mating_in_genetic_algorithms() -> contextlib.AbstractContextManager:
