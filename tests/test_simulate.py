@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kernel_tuner import util as kt_util
 import numpy as np
 import pandas as pd
 import pytest
@@ -497,7 +498,7 @@ def test_one_job_runs_every_budget_as_separate_jobs_would(tmp_path: Path) -> Non
     assert not (tmp_path / "only_one.parquet").exists()
 
 
-@pytest.mark.parametrize("value", [float("nan"), -1.0, "x", None])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0, -1, True, "x", None])
 def test_bad_evaluation_time_in_a_raw_cache_is_refused(value):
     from analysis.errors import InputError
 
@@ -511,6 +512,23 @@ def test_bad_evaluation_time_in_a_raw_cache_is_refused(value):
     with pytest.raises(InputError, match=f"cache entry '{key}' (lacks|has) .*finite, non-negative") as exc:
         simulate_run(space, "rs", {}, 5, seed=1)
     assert exc.value.path == "tiny.json" and exc.value.field == f"cache.{key}.compile_time"
+
+
+def test_evaluation_times_checked_by_entry_kind():
+    """Integer and largest-float times pass; a failed entry's times are checked too, an InvalidConfig's are not."""
+    from analysis.errors import InputError
+    from analysis.simulate.space import prepare_entries
+
+    cache = tiny_cache()
+    first, second, third = list(cache["cache"])[:3]
+    cache["cache"][first].update(compile_time=0, benchmark_time=sys.float_info.max)
+    cache["cache"][second].update(time="InvalidConfig")
+    del cache["cache"][second]["verification_time"]
+    entries = prepare_entries(cache, list(TINY_PARAMS))
+    assert entries[first]["compile_time"] == 0 and isinstance(entries[second]["__error__"], kt_util.InvalidConfig)
+    cache["cache"][third].update(time="RuntimeFailedConfig", benchmark_time=float("nan"))
+    with pytest.raises(InputError, match=f"cache entry '{third}' has evaluation time nan"):
+        prepare_entries(cache, list(TINY_PARAMS))
 
 
 def test_budget_larger_than_the_space_is_an_error_naming_the_config_field(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import gzip
 import json
 import logging
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Iterator
@@ -193,7 +194,9 @@ def prepare_entries(cache: dict, param_names: list[str], source: str | None = No
                 error = _ERROR_MARKERS[value]()
         if error is not None:
             entry["__error__"] = error
-        if not isinstance(error, kt_util.InvalidConfig):
+            if not isinstance(error, kt_util.InvalidConfig):
+                _check_times(entry, key, source)
+        elif not _plain_times(entry.get("compile_time"), entry.get("verification_time"), entry.get("benchmark_time")):
             _check_times(entry, key, source)
         entries[key] = entry
     logger.debug("prepared %d cache entries", len(entries))
@@ -201,6 +204,15 @@ def prepare_entries(cache: dict, param_names: list[str], source: str | None = No
 
 
 EVALUATION_TIME_FIELDS = ("compile_time", "verification_time", "benchmark_time")
+_LARGEST_FLOAT = sys.float_info.max
+
+
+def _plain_times(*times: Any) -> bool:
+    """All are finite non-negative floats (the common case, decided without `_check_times`)."""
+    for value in times:
+        if type(value) is not float or not 0.0 <= value <= _LARGEST_FLOAT:
+            return False
+    return True
 
 
 def _check_times(entry: dict, key: str, source: str | None) -> None:
