@@ -78,8 +78,10 @@ def _strategy_equivalents(entry: Algorithm) -> list[Any]:
         return []
     from analysis.simulate.duplicates import hashed_duplicate_elimination
     from analysis.simulate.mating import array_mating_in_genetic_algorithms
+    from analysis.simulate.population import individual_values_read_once
 
-    return [hashed_duplicate_elimination(), array_mating_in_genetic_algorithms(), portable_hyperplane()]
+    return [hashed_duplicate_elimination(), array_mating_in_genetic_algorithms(), portable_hyperplane(),
+            individual_values_read_once()]
 
 
 def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, seed: int,
