@@ -357,6 +357,66 @@ def test_lean_cost_function_replicates_kernel_tuners_run_configs(monkeypatch) ->
             assert lean.meta["proposals"] == reference.meta["proposals"]
 
 
+@pytest.mark.parametrize("limits", [{}, {"time_limit_ms": 900.0}, {"max_proposals": 40}],
+                         ids=["evaluations", "time limit", "proposal cap"])
+def test_simulation_runner_run_replicates_kernel_tuners(limits) -> None:
+    """`simulation_runner_run` against SimulationRunner.run on the same calls: single and batched configurations,
+    revisits, failed entries, configurations outside the cache (an InvalidConfig with a warning, or an error),
+    the budget running out (None), metrics; the same results (but the wall-clock strategy and framework times),
+    the same runner and budget state after every call."""
+    import copy
+    import warnings
+
+    from kernel_tuner.runners.simulation import SimulationRunner
+
+    from analysis.simulate import accel
+    from analysis.simulate.kt_setup import build_setup
+
+    assert source_sha256(SimulationRunner.run) == accel.KT_SIMULATION_RUN_SHA256, \
+        "Kernel Tuner's SimulationRunner.run changed: compare it with accel.simulation_runner_run, then update the hash"
+    rng = np.random.default_rng(len(limits))
+    valid = list(tiny_cache()["cache"].values())
+    calls = []
+    for _ in range(60):
+        batch = [[e["a"], e["b"], e["c"]] for e in rng.choice(valid, int(rng.integers(1, 4)))]
+        if rng.random() < 0.1:
+            batch.append([6, 8, 0])
+        calls.append(batch)
+    calls[:0] = [
+        [[1, 1, 0], [1, 1, 5]],  # the second passes the restrictions but is not in the cache: an error
+        [list(config) for config in TINY_FAILED],  # failed entries
+        [[6, 8, 0]],  # outside the cache and the restrictions: an InvalidConfig and a warning
+    ]
+    for metrics in (None, {"time plus one": lambda p: p["time"] + 1}):
+        outcomes = []
+        for run in (SimulationRunner.run, accel.simulation_runner_run):
+            setup = build_setup(tiny_space(1), "random_sample", {}, BUDGET, 3, **limits)
+            setup.tuning_options.metrics = copy.copy(metrics)
+            states = []
+            for batch in calls:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        results = run(setup.runner, batch, setup.tuning_options)
+                    except ValueError as error:
+                        results = str(error)
+                budget = setup.tuning_options.budget
+                states.append((
+                    results if isinstance(results, str) else [
+                        None if r is None else {k: v for k, v in r.items() if k not in ("strategy_time", "framework_time")}
+                        for r in results],
+                    [None if r is None or isinstance(results, str) else sorted(r) for r in results],
+                    [str(w.message) for w in caught],
+                    sorted(setup.runner.visited_results), setup.runner.total_simulated_time,
+                    budget.num_fevals, budget.time_spent_extra, budget.proposals, budget.capped,
+                ))
+            outcomes.append(states)
+        assert outcomes[0] == outcomes[1]
+        flat = [r for state in outcomes[0] if not isinstance(state[0], str) for r in state[0]]
+        assert None in flat and any("__error__" in r for r in flat if r)  # the budget ran out; failed entries
+        assert any(state[2] for state in outcomes[0]) and any(isinstance(state[0], str) for state in outcomes[0])
+
+
 def test_lean_cost_function_still_logs_each_proposal_at_debug_level(caplog, monkeypatch) -> None:
     """With the root logger at DEBUG, the lean `_run_configs` writes the lines Kernel Tuner's writes."""
     from analysis.simulate import run as engine

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import logging
 import math
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -449,9 +450,91 @@ def _run_unchecked(self: kt_common.CostFunc, xs: Any, budget: SimulatedTimeBudge
     return configs, measured
 
 
-def lean_cost_function() -> contextlib.AbstractContextManager:
-    """Let Kernel Tuner's CostFunc evaluate proposals with `_run_configs` above while active."""
-    return swapped(kt_common.CostFunc, _run_configs=_run_configs)
+# sha256 of the source of Kernel Tuner 1.5.0's SimulationRunner.run, which `simulation_runner_run` below replicates
+KT_SIMULATION_RUN_SHA256 = "b88226cc60297e113017ade6f6f30d57db45b24a6cbaaedceca16df1f03342ed"
+
+
+def simulation_runner_run(self: SimulationRunner, parameter_space: Any, tuning_options: Any) -> list:
+    """kernel_tuner.runners.simulation.SimulationRunner.run (Kernel Tuner 1.5.0) with the tuning options' entries
+    read once per call rather than once or more per configuration.
+
+    Kernel Tuner's Options answers each attribute read through a Python `__getattr__`; the method reads
+    the budget, cache, metrics and parameters up to nine times per configuration, and NSGA-II/III
+    send one configuration per call. Nothing it calls changes those entries, so reading them once
+    gives the same objects. Everything else is Kernel Tuner's, in its order: the debug line, the
+    budget question per configuration (None once done), the copied cache entry, metrics, the
+    zeroed timings of a revisit, the console line, evaluation count and simulated time of a first
+    visit, the time-limit charges, the InvalidConfig or error for a configuration not in the cache,
+    and the strategy and framework time spread over the valid results.
+    """
+    logging.debug("simulation runner started for " + self.kernel_options.kernel_name)
+    results = []
+    budget, cache, metrics = tuning_options.budget, tuning_options.cache, tuning_options.metrics
+    for element in parameter_space:
+        if budget.is_done():
+            results.append(None)
+            continue
+        key = ",".join([str(i) for i in element])
+        if key in cache:
+            result = dict(cache[key])
+            if metrics and "__error__" not in result:
+                result = kt_util.process_metrics(result, metrics)
+            if key in self.visited_results:
+                result = kt_util.copy_without_benchmark_timings(result)
+            else:
+                kt_util.print_config_output(tuning_options.tune_params, result, self.quiet, metrics, self.units)
+                self.visited_results.add(key)
+                budget.add_evaluations(1)
+            try:
+                self.total_simulated_time += result["compile_time"] + result["verification_time"] + result["benchmark_time"]
+            except KeyError:
+                pass
+            if budget.time_limit:
+                try:
+                    budget.add_time(milliseconds=result["compile_time"])
+                    budget.add_time(milliseconds=result["verification_time"])
+                    budget.add_time(milliseconds=result["benchmark_time"])
+                except KeyError:
+                    raise RuntimeError(  # noqa: B904 - raised within the KeyError, as Kernel Tuner raises it
+                        "Cannot use simulation mode with a time limit on a cache file that does not have full "
+                        "compile, verification, and benchmark timings on all configurations"
+                    )
+            results.append(result)
+            continue
+        # if the configuration is not in the cache and not within restrictions, simulate an InvalidConfig
+        params_dict = dict(zip(tuning_options["tune_params"].keys(), element))
+        check = kt_util.check_restrictions(tuning_options.restrictions, params_dict, True)
+        if not check:
+            result = kt_util.copy_without_benchmark_timings(params_dict)
+            result["__error__"] = kt_util.InvalidConfig()
+            results.append(result)
+            warnings.warn(f"Configuration {element} not in cache, does not pass restrictions. Will be treated as an "
+                          "InvalidConfig, but make sure you are evaluating the correct cache file.")
+            continue
+        err_string = (f"kernel configuration {element} not in cache, does {'' if check else 'not '}pass extra "
+                      f"restriction check ({check})")
+        logging.debug(err_string)
+        raise ValueError(f"{err_string} - in simulation mode, all configurations must be present in the cache")
+
+    num_valid_results = sum(bool(r) for r in results)
+    if num_valid_results:
+        total_time = self.timer.get_and_reset()
+        strategy_time = self.accumulated_strategy_time
+        self.accumulated_strategy_time = 0
+        framework_time = max(total_time - strategy_time, 0)
+        for result in results:  # amortise the time over all the results, in ms
+            if result:
+                result["strategy_time"] = 1000 * strategy_time / num_valid_results
+                result["framework_time"] = 1000 * framework_time / num_valid_results
+    return results
+
+
+@contextlib.contextmanager
+def lean_cost_function() -> Iterator[None]:
+    """Let Kernel Tuner's CostFunc evaluate proposals with `_run_configs` above, and its SimulationRunner run them
+    with `simulation_runner_run`, while active."""
+    with swapped(kt_common.CostFunc, _run_configs=_run_configs), swapped(SimulationRunner, run=simulation_runner_run):
+        yield
 
 
 def vectorised_snapping(memo: dict | None = None) -> contextlib.AbstractContextManager:
