@@ -397,6 +397,8 @@ def _kernel_tuner_mating(g: np.random.Generator, crossover: str, memoised: bool)
                      repair=kt_pymoo.TuningParamConfigRepair(),
                      eliminate_duplicates=kt_pymoo.TuningParamConfigDuplicateElimination())
     mating = algo.mating
+    if g.random() < 0.3:  # a NumPy probability: the list path takes pymoo's np.full for it, not [p] * n
+        mating.mutation.prob.value = np.float64(mating.mutation.prob.value)
     mating._sized = {}
     return mating, SimpleNamespace(n_var=space.num_params, searchspace=space)
 

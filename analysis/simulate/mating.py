@@ -554,6 +554,14 @@ class _KernelTunerRowMating(_ListPath):
         cx, mut = mating.crossover, mating.mutation
         self._parameters = {"cx.prob": lambda n: get(cx.prob, size=n), "mut.prob": lambda n: get(mut.prob, size=n)}
         self._sized: dict[tuple[str, int], list] = {}
+        # a probability that is one Python number: get(p, size=n) is np.full(n, p), whose tolist() is [p] * n
+        self._constants = {name: value for name, value in (("cx.prob", get(cx.prob)), ("mut.prob", get(mut.prob)))
+                           if type(value) in (float, int, bool)}
+
+    def _per_row(self, name: str, size: int) -> list:
+        if name in self._constants:
+            return [self._constants[name]] * size
+        return super()._per_row(name, size)
 
     @classmethod
     def plan(cls, mating: ArrayMating, problem: Any, X_pop: np.ndarray, pop_rows: list[list],
