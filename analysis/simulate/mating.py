@@ -24,7 +24,9 @@ mating (point or uniform crossover, polynomial mutation rounded to integers: `_R
 lists of Python numbers: the same draws from the generator (its array results read with
 `tolist`), the same comparisons and IEEE-754 arithmetic (+, -, *, / on Python floats round as
 NumPy's float64 ufuncs do), and `np.power` kept for the powers (NumPy's SIMD `power` differs from
-the C library's `pow` in the last bit on some machines).
+the C library's `pow` in the last bit on some machines). Kernel Tuner's own NSGA-II/III mate on
+lists too (`_KernelTunerRowMating`): the same crossover on lists, then Kernel Tuner's neighbourhood
+mutation and repair as replayed by `kt_operators`, on the configurations' own values.
 """
 
 from __future__ import annotations
