@@ -1,0 +1,98 @@
+"""Benchmark: the test suite as CI runs it, `.ci/run` on a clean clone of a commit, timed; one row appended to a CSV.
+
+`.ci/run` makes a fresh virtual environment, installs the project and runs pytest. This clones the
+repository at the commit into a temporary folder, runs it there, reads pytest's summary line and
+appends the commit, date, machine, load, tests passed and seconds to the CSV (the README's sentence
+on the suite's time is generated from its last row by `python -m analysis.cli readme-results`). A
+failing suite is reported and nothing is appended.
+
+    python benchmarks/bench_suite.py [--commit HEAD] [--csv benchmarks/reports/ci_suite.csv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CSV = REPO / "benchmarks" / "reports" / "ci_suite.csv"
+FIELDS = ["commit", "date", "machine", "load_before", "passed", "pytest_s", "ci_wall_s"]
+# pytest's last line, e.g. "====== 723 passed, 3 warnings in 665.12s (0:11:05) ======"
+SUMMARY = re.compile(r"=+ (?P<counts>[^=]*?) in (?P<seconds>[\d.]+)s(?: \([\d:]+\))? =+\s*$")
+
+
+def machine() -> str:
+    """CPU count and model, as the other benchmark reports name the machine."""
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
+                 if line.startswith("model name")]
+        if names:
+            model = " ".join(names[0].split()[:2])  # e.g. "AMD EPYC"
+    return f"{os.cpu_count()}-CPU {model}"
+
+
+def parse_summary(output: str) -> tuple[int, float]:
+    """(tests passed, pytest's seconds) from pytest's summary line; ValueError if it is missing or names failures."""
+    for line in reversed(output.splitlines()):
+        found = SUMMARY.search(line)
+        if found:
+            counts = dict((name, int(n)) for n, name in re.findall(r"(\d+) (\w+)", found["counts"]))
+            bad = {k: v for k, v in counts.items() if k in ("failed", "error", "errors")}
+            if bad or "passed" not in counts:
+                raise ValueError(f"the suite did not pass: {found['counts']}")
+            return counts["passed"], float(found["seconds"])
+    raise ValueError("no pytest summary line in the output of .ci/run")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Clone, run .ci/run, append the row; exit 1 if the suite failed."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--commit", default="HEAD")
+    parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
+    args = parser.parse_args(argv)
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.commit], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        clone = Path(tmp) / "clone"
+        subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+        subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", commit], check=True)
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        started = time.perf_counter()
+        proc = subprocess.run(["bash", ".ci/run"], cwd=clone, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+    output = proc.stdout + proc.stderr
+    print(output[-3000:])
+    try:
+        passed, seconds = parse_summary(output)
+        if proc.returncode != 0:
+            raise ValueError(f".ci/run exited with {proc.returncode}")
+    except ValueError as error:
+        print(f"bench_suite: {error}; nothing recorded", file=sys.stderr)
+        return 1
+    row = {"commit": commit, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "machine": machine(), "load_before": load, "passed": passed, "pytest_s": round(seconds),
+           "ci_wall_s": round(wall)}
+    new = not args.csv.is_file()
+    args.csv.parent.mkdir(parents=True, exist_ok=True)
+    with args.csv.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+    print(f"recorded in {args.csv}: {row}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
