@@ -2,9 +2,9 @@
 
 `.ci/run` makes a fresh virtual environment, installs the project and runs pytest. This clones the
 repository at the commit into a temporary folder, runs it there, reads pytest's summary line and
-appends the commit, date, machine, load, tests passed and seconds to the CSV (the README's sentence
-on the suite's time is generated from its last row by `python -m analysis.cli readme-results`). A
-failing suite is reported and nothing is appended.
+appends the commit, the date it finished, machine, load before, tests passed and seconds to the
+CSV (the README's sentence on the suite's time is generated from its last row by `python -m
+analysis.cli readme-results`). A failing suite is reported and nothing is appended.
 
     python benchmarks/bench_suite.py [--commit HEAD] [--csv benchmarks/reports/ci_suite.csv]
 """
