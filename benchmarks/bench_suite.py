@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import os
-import platform
 import re
 import subprocess
 import sys
@@ -24,22 +22,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+from bench_study import load_average, machine  # noqa: E402 - the machine and load as the study's report names them
 DEFAULT_CSV = REPO / "benchmarks" / "reports" / "ci_suite.csv"
 FIELDS = ["commit", "date", "machine", "load_before", "passed", "pytest_s", "ci_wall_s"]
 # pytest's last line, e.g. "====== 723 passed, 3 warnings in 665.12s (0:11:05) ======"
 SUMMARY = re.compile(r"=+ (?P<counts>[^=]*?) in (?P<seconds>[\d.]+)s(?: \([\d:]+\))? =+\s*$")
-
-
-def machine() -> str:
-    """CPU count and model, as the other benchmark reports name the machine."""
-    model = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
-                 if line.startswith("model name")]
-        if names:
-            model = " ".join(names[0].split()[:2])  # e.g. "AMD EPYC"
-    return f"{os.cpu_count()}-CPU {model}"
 
 
 def parse_summary(output: str) -> tuple[int, float]:
@@ -67,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         clone = Path(tmp) / "clone"
         subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
         subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", commit], check=True)
-        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        load = load_average()
         started = time.perf_counter()
         proc = subprocess.run(["bash", ".ci/run"], cwd=clone, capture_output=True, text=True)
         wall = time.perf_counter() - started
