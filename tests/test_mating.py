@@ -289,6 +289,8 @@ def _mating_for(g: np.random.Generator, crossover: str, n_var: int):
     mating = algo.mating
     if g.random() < 0.5:  # more mutated variables than the default 1 / n_var
         mating.mutation.prob_var = float(g.choice([0.5, 1.0]))
+    if g.random() < 0.3:  # a NumPy parameter: the list path takes pymoo's np.full for it, not [value] * n
+        mating.mutation.eta.value = np.float64(mating.mutation.eta.value)
     mating._sized = {}
     return mating
 

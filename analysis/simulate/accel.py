@@ -1,7 +1,9 @@
 """Speed-ups that leave Kernel Tuner's results bit-identical.
 
 Memoised neighbour queries, hashed duplicate checks, a vectorised nearest-valid-neighbour repair,
-skipped formatting of discarded console and debug lines, no snapping of proposals the runner skips. Each replaces a pure function by an equivalent one; neither draws random numbers, so the strategy
+skipped formatting of discarded console and debug lines, no snapping of proposals the runner skips,
+and the simulation runner with its options read once per call. Each replaces a function by an
+equivalent one with the same results and effects; none draws random numbers, so the strategy
 code sees exactly the values (and consumes exactly the random draws) it would see unpatched.
 """
 
@@ -56,9 +58,10 @@ class HammingIndex:
             numbers = indices.astype(np.int64) @ place
             partial_keys = [numbers - indices[:, p].astype(np.int64) * place[p] for p in range(len(radices))]
         else:  # beyond int64: the same keys as Python integers
-            rows = [self._number(row) for row in indices.tolist()]
-            partial_keys = [np.array([n - row[p] * self.place[p] for n, row in zip(rows, indices.tolist())],
-                                     dtype=object) for p in range(len(radices))]
+            rows = indices.tolist()
+            numbers = [self._number(row) for row in rows]
+            partial_keys = [np.array([n - row[p] * self.place[p] for n, row in zip(numbers, rows)], dtype=object)
+                            for p in range(len(radices))]
         self.groups = [_group_positions(keys) for keys in partial_keys]
 
     def _number(self, row: Sequence[int]) -> int:

@@ -447,14 +447,31 @@ class _ListPath:
     """What both list paths share: the operator parameters per size and the dtype of the offspring array."""
 
     dtype: Any  # of the offspring array the mating returns, as the array path's would be
-    _parameters: dict[str, Any]  # name -> function of the size, as pymoo's operators compute the parameter
+    _variables: dict[str, Any]  # name -> an operator's parameter, which pymoo reads as get(parameter, size=n)
+    _computed: dict[str, Any]  # name -> function of the size, for a parameter pymoo computes otherwise
+    _sized: dict[tuple[str, int], list]
 
     def _per_row(self, name: str, size: int) -> list:
         """An operator parameter for `size` rows as pymoo computes it, as a list, once per size and call."""
         key = (name, size)
         if key not in self._sized:
-            self._sized[key] = np.broadcast_to(np.asarray(self._parameters[name](size)), (size,)).tolist()
+            self._sized[key] = self._compute(name, size)
         return self._sized[key]
+
+    def _compute(self, name: str, size: int) -> list:
+        if name in self._variables:
+            value = get(self._variables[name])
+            if _plain_number(value):  # get(parameter, size=n) is np.full(n, value), whose tolist() is [value] * n
+                return [value] * size
+            values = get(self._variables[name], size=size)
+        else:
+            values = self._computed[name](size)
+        return np.broadcast_to(np.asarray(values), (size,)).tolist()
+
+
+def _plain_number(value: Any) -> bool:
+    """A Python float or bool, or an int that NumPy holds as int64: np.full(n, value).tolist() gives it back n times."""
+    return type(value) in (float, bool) or (type(value) is int and -(2**63) <= value < 2**63)
 
 
 class _RowMating(_ListPath):
@@ -477,13 +494,10 @@ class _RowMating(_ListPath):
         self.random_state = random_state
         self.bounds = _Bounds(problem.xl, problem.xu)
         cx, mut = mating.crossover, mating.mutation
-        self._parameters = {  # per size, as Crossover.do, mut_binomial, PolynomialMutation._do, Mutation.do get them
-            "cx.prob": lambda n: get(cx.prob, size=n),
-            "mut.prob_var": lambda n: np.ones(n) * mut.get_prob_var(problem, size=n),
-            "mut.eta": lambda n: get(mut.eta, size=n),
-            "mut.prob": lambda n: get(mut.prob, size=n),
-        }
-        self._sized: dict[tuple[str, int], list] = {}
+        # per size, as Crossover.do, PolynomialMutation._do and Mutation.do get them, and mut_binomial computes one
+        self._variables = {"cx.prob": cx.prob, "mut.eta": mut.eta, "mut.prob": mut.prob}
+        self._computed = {"mut.prob_var": lambda n: np.ones(n) * mut.get_prob_var(problem, size=n)}
+        self._sized = {}
 
     @classmethod
     def plan(cls, mating: ArrayMating, problem: Any, X_pop: np.ndarray, pop_rows: list[list[int]],
@@ -553,17 +567,9 @@ class _KernelTunerRowMating(_ListPath):
         self.repair_space = problem.searchspace  # its repair the problem's (the same object in Kernel Tuner)
         self.pop_rows = pop_rows
         self.random_state = random_state
-        cx, mut = mating.crossover, mating.mutation
-        self._parameters = {"cx.prob": lambda n: get(cx.prob, size=n), "mut.prob": lambda n: get(mut.prob, size=n)}
-        self._sized: dict[tuple[str, int], list] = {}
-        # a probability that is one Python number: get(p, size=n) is np.full(n, p), whose tolist() is [p] * n
-        self._constants = {name: value for name, value in (("cx.prob", get(cx.prob)), ("mut.prob", get(mut.prob)))
-                           if type(value) in (float, int, bool)}
-
-    def _per_row(self, name: str, size: int) -> list:
-        if name in self._constants:
-            return [self._constants[name]] * size
-        return super()._per_row(name, size)
+        self._variables = {"cx.prob": mating.crossover.prob, "mut.prob": mating.mutation.prob}
+        self._computed = {}
+        self._sized = {}
 
     @classmethod
     def plan(cls, mating: ArrayMating, problem: Any, X_pop: np.ndarray, pop_rows: list[list],

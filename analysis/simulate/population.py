@@ -49,7 +49,8 @@ def _value(individual: Individual, key: str) -> Any:
 def population_get(self: Population, *args: str, to_numpy: bool = True, **kwargs: Any) -> Any:
     """`Population.get(*args, to_numpy=to_numpy)`: one array (or list) per key, a tuple of them for several."""
     individuals = self.tolist() if self.ndim == 1 and not kwargs and len(set(args)) == len(args) else None
-    if individuals is None or any(getattr(type(individual), "get", None) is not Individual.get for individual in individuals):
+    if individuals is None or any(getattr(type(individual), "get", None) is not Individual.get
+                                  for individual in individuals):
         return _PYMOO_GET(self, *args, to_numpy=to_numpy, **kwargs)
     res = [[_value(individual, key) for individual in individuals] for key in args]
     if to_numpy:
