@@ -98,13 +98,19 @@ def test_unfinished_gzipped_crlf_and_repeated_keys(tmp_path):
     assert typed(load_cache_file(gz)) == typed(json_reference(gz))
 
 
-def test_malformed_file_gets_json_error(tmp_path):
-    path = _write(tmp_path, _cache_text('"1": {"x": 1, "time": 1.5,}'))
-    with pytest.raises(json.JSONDecodeError) as orjson_side:
+@pytest.mark.parametrize("content", [_cache_text('"1": {"x": 1, "time": 1.5,}').encode(), b'{"cache": "\xff"}'],
+                         ids=["malformed JSON", "not UTF-8"])
+def test_unreadable_file_is_an_input_error_naming_it(tmp_path, content):
+    """The error names the file and carries the message json gives for it."""
+    from analysis.errors import InputError
+
+    path = tmp_path / "cache.json"
+    path.write_bytes(content)
+    with pytest.raises(InputError) as loaded:
         load_cache_file(path)
-    with pytest.raises(json.JSONDecodeError) as json_side:
+    with pytest.raises((json.JSONDecodeError, UnicodeDecodeError)) as json_side:
         json_reference(path)
-    assert str(orjson_side.value) == str(json_side.value)
+    assert loaded.value.path == str(path) and str(json_side.value) in str(loaded.value)
 
 
 def test_digit_table_marks_only_digits():

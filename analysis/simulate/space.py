@@ -119,7 +119,8 @@ def load_cache_file(path: str | Path) -> dict:
     values and types, floats correctly rounded, the last of repeated keys kept), except where it
     would differ or refuse: integers beyond 64 bits (which orjson turns into floats; any run of 19
     or more digits sends the file to json) and the NaN and Infinity that Kernel Tuner's json.dump
-    writes (orjson rejects them, json reads them). A malformed file gets json's own error.
+    writes (orjson rejects them, json reads them). A malformed file is an InputError naming it, with
+    json's own message.
     """
     path = Path(path)
     data = path.read_bytes()
@@ -137,7 +138,12 @@ def load_cache_file(path: str | Path) -> dict:
                 return orjson.loads(data)
             except orjson.JSONDecodeError:
                 pass  # NaN, Infinity or malformed: json reads the former and explains the latter
-        return json.loads(data.decode("utf-8"))
+        try:
+            return json.loads(data.decode("utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            from analysis.errors import InputError
+
+            raise InputError(path, f"not a readable Kernel Tuner cache (JSON): {error}") from None
 
 
 # a byte table mapping every ASCII digit to b"9" and everything else to b" " (for finding long digit runs)
