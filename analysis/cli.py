@@ -17,7 +17,8 @@ def _import_space(a: argparse.Namespace) -> None:
     from analysis.spaces.importers import import_space
 
     space = import_space(a.source, kernel=a.kernel, device=a.device, fmt=a.format,
-                         definition=a.definition or None, objectives=json.loads(a.objectives))
+                         definition=a.definition or None, objectives=json.loads(a.objectives),
+                         compile_times=a.compile_times or None)
     space.save(a.parquet, a.meta)
 
 
@@ -54,7 +55,7 @@ def _simulate(a: argparse.Namespace) -> None:
             per_budget.append(options)
     runs.run(a.space_parquet, a.space_meta, a.objective_set, json.loads(a.objectives), a.algorithm,
              per_budget, a.budget, a.repetitions, a.out, proposal_cap=a.proposal_cap,
-             budget_source=(a.config, a.budget_field))
+             budget_source=(a.config, a.budget_field), purpose=a.purpose)
 
 
 def _indicators(a: argparse.Namespace) -> None:
@@ -144,7 +145,9 @@ def _spaces_table(a: argparse.Namespace) -> None:
 
     if len(a.meta) != len(a.fronts):
         raise SystemExit("spaces-table: --meta and --fronts need the same number of files")
-    df = spaces_table(a.meta, a.fronts, a.largest_budget, json.loads(a.excluded))
+    if a.space_parquets and len(a.space_parquets) != len(a.meta):
+        raise SystemExit("spaces-table: --space-parquets and --meta need the same number of files")
+    df = spaces_table(a.meta, a.fronts, a.largest_budget, json.loads(a.excluded), a.space_parquets or None)
     write_csv(df, a.csv)
     write_text(to_markdown(df, "Search spaces", COLUMN_DOCS), a.md)
     log.info("spaces table: %d spaces -> %s, %s", len(df), a.csv, a.md)
@@ -180,6 +183,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--format", default="auto")
     s.add_argument("--definition", default="")
     s.add_argument("--objectives", default="{}", help="JSON: source field -> objective")
+    s.add_argument("--compile-times", nargs="*", default=[],
+                   help="Kernel Tuner caches of the configurations compiled one by one (a grouped host-CPU sweep "
+                        "needs them): each configuration's compile time is measured there or imputed from them")
     s.add_argument("--parquet", required=True)
     s.add_argument("--meta", required=True)
     s.set_defaults(func=_import_space)
@@ -203,6 +209,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--proposal-cap", type=float, default=None,
                    help="stop a run after this many times the space size in proposals (default: no cap)")
     s.add_argument("--out", nargs="+", required=True, help="one run file per budget, in --budget's order")
+    s.add_argument("--purpose", default="comparison", choices=["comparison", "selection"],
+                   help="selection: a hyperparameter grid's run, seeded apart from the comparison's runs")
     s.add_argument("--tuned-table", default="", help="tables/hyperparameters.csv, for --tuned-grid")
     s.add_argument("--tuned-grid", default="", help="take the options picked for this grid at each budget")
     s.add_argument("--config", default=None, help="config file(s) the budgets come from, named by errors")
@@ -265,6 +273,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--largest-budget", type=int, help="the study's largest budget (column budget_share_pct)")
     s.add_argument("--excluded", default="{}",
                    help='JSON {"device/kernel": reason} of the spaces kept out of the studies (column excluded)')
+    s.add_argument("--space-parquets", nargs="*", default=[],
+                   help="the spaces' space.parquet files, in --meta's order (columns *_share_pct: what an "
+                        "evaluation's time is spent on)")
     s.set_defaults(func=_spaces_table)
 
     s = sub.add_parser("refdirs", help="compute and ship NSGA-III reference directions (data/refdirs)")

@@ -29,11 +29,26 @@ def space_data(space: Space, objectives: Sequence[str]) -> SpaceData:
                      source=space.origin)
 
 
+PURPOSES = ("comparison", "selection")
+
+
 def run_identity(space: Space, objective_set: str, algorithm: str, options: dict[str, Any], budget: int,
-                 repetition: int) -> dict[str, Any]:
-    """What a run is: the seed is derived from exactly this."""
-    return {"space": f"{space.device}/{space.kernel}", "objective_set": objective_set, "algorithm": algorithm,
-            "options": options, "budget": budget, "repetition": repetition}
+                 repetition: int, purpose: str = "comparison") -> dict[str, Any]:
+    """What a run is: the seed is derived from exactly this.
+
+    `purpose` keeps the hyperparameter grid's runs ("selection") apart from the comparison's: a
+    comparison run of the setting the grid picked would otherwise repeat, seed for seed, the grid
+    runs that picked it, and the comparison on the training kernels would score the selection's own
+    runs. A comparison run's identity has no purpose key (its seeds are those of earlier releases);
+    a selection run's has one, so no seed of the one is a seed of the other (but by a hash collision).
+    """
+    if purpose not in PURPOSES:
+        raise ValueError(f"unknown run purpose '{purpose}' (known: {', '.join(PURPOSES)})")
+    identity = {"space": f"{space.device}/{space.kernel}", "objective_set": objective_set, "algorithm": algorithm,
+                "options": options, "budget": budget, "repetition": repetition}
+    if purpose != "comparison":
+        identity["purpose"] = purpose
+    return identity
 
 
 def max_proposals(space: Space, proposal_cap: float | None) -> int | None:
@@ -47,13 +62,15 @@ def max_proposals(space: Space, proposal_cap: float | None) -> int | None:
 
 def run_batch(space: Space, objective_set: str, objectives: Sequence[str], algorithm: str,
               options: dict[str, Any], budget: int, repetitions: int,
-              proposal_cap: float | None = None, data: SpaceData | None = None) -> pd.DataFrame:
+              proposal_cap: float | None = None, data: SpaceData | None = None,
+              purpose: str = "comparison") -> pd.DataFrame:
     """Every repetition's trace, one row per evaluation, with repetition, seed and early-stop columns.
 
     A run stops at its budget, when its strategy ends, or after `proposal_cap` x the space size
     proposals (an early stop; the cap does not enter the seed, so a run that never reaches it is
     the same with or without it). `data`, the engine's view of `space` for `objectives`, can be
-    passed in to share its parsed entries and neighbour index between batches.
+    passed in to share its parsed entries and neighbour index between batches. `purpose`
+    (run_identity) tells the comparison's runs from the hyperparameter selection's.
     """
     options = resolve_options(algorithm, options)
     if data is None:
@@ -62,7 +79,7 @@ def run_batch(space: Space, objective_set: str, objectives: Sequence[str], algor
     frames = []
     started = time.perf_counter()
     for rep in range(repetitions):
-        seed = derive_seed(**run_identity(space, objective_set, algorithm, options, budget, rep))
+        seed = derive_seed(**run_identity(space, objective_set, algorithm, options, budget, rep, purpose))
         trace = simulate_run(data, algorithm, options, budget, seed, max_proposals=cap)
         frame = trace.to_frame()
         frame.insert(0, "repetition", rep)
@@ -93,7 +110,7 @@ def check_budgets(data: SpaceData, space: Space, budgets: Sequence[int],
 def run(space_parquet: str | Path, space_meta: str | Path, objective_set: str, objectives: Sequence[str],
         algorithm: str, options: Sequence[dict[str, Any]], budgets: Sequence[int], repetitions: int,
         outs: Sequence[str | Path], proposal_cap: float | None = None,
-        budget_source: tuple[str | None, str] = (None, "simulation.budgets")) -> None:
+        budget_source: tuple[str | None, str] = (None, "simulation.budgets"), purpose: str = "comparison") -> None:
     """Load a stored space once, then run the batch of each budget (with its options) into its Parquet.
 
     One process serves every budget of a setting: the space is parsed, its constraints solved and
@@ -114,4 +131,4 @@ def run(space_parquet: str | Path, space_meta: str | Path, objective_set: str, o
     for budget, budget_options, out in zip(budgets, options, outs):
         log.info("budget %d: %d repetitions of %s %s", budget, repetitions, algorithm, budget_options)
         write_parquet(run_batch(space, objective_set, objectives, algorithm, budget_options, budget, repetitions,
-                                proposal_cap, data=data), out)
+                                proposal_cap, data=data, purpose=purpose), out)

@@ -48,9 +48,12 @@ class TableCheck:
 
 
 def _as_written(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` as the table writer puts it in a CSV, read back as text (the published form)."""
+    """`frame` as the table writer puts it in a CSV (`analysis.io.write_csv`: floats at
+    `PUBLISHED_FLOAT_DIGITS` significant digits), read back as text (the published form)."""
+    from analysis.io import round_floats
+
     buf = io.StringIO()
-    frame.to_csv(buf, index=False)
+    round_floats(frame).to_csv(buf, index=False)
     buf.seek(0)
     return pd.read_csv(buf, dtype=str, keep_default_na=False)
 
@@ -95,6 +98,7 @@ def rerun(config: dict[str, Any], space: str, tuned_table: str | Path, work: str
     from analysis import hyperparams, runs, tables
     from analysis.indicators import runs as indicator_runs
     from analysis.indicators.summary import gather
+    from analysis.io import write_csv
     from analysis.spaces import fronts
     from analysis.spaces.importers import import_space
 
@@ -112,7 +116,8 @@ def rerun(config: dict[str, Any], space: str, tuned_table: str | Path, work: str
     sp, sm = work / "space.parquet", work / "space.json"
     imported = import_space(base / entry["source"], kernel=entry["kernel"], device=entry["device"],
                             fmt=entry["format"], definition=base / entry["definition"] if entry["definition"] else None,
-                            objectives=entry["objectives"])
+                            objectives=entry["objectives"],
+                            compile_times=[base / c for c in entry.get("compile_times") or []])
     imported.save(sp, sm)
     fp, fj = work / "fronts.parquet", work / "fronts.json"
     fronts.run(sp, sm, config["objective_sets"], fp, fj)
@@ -146,7 +151,7 @@ def rerun(config: dict[str, Any], space: str, tuned_table: str | Path, work: str
                  tables.build(final, curve, algorithms, boot, config["objective_sets"]).items()}
     out = {name: frame for name, frame in built.items() if {"device", "kernel"} <= set(frame.columns)}
     for name, frame in out.items():
-        frame.to_csv(work / f"{name}.csv", index=False)
+        write_csv(frame, work / f"{name}.csv")
     return out
 
 

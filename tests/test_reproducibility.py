@@ -262,3 +262,25 @@ def test_tampered_directions_are_refused(tmp_path, monkeypatch):
 
 if __name__ == "__main__":
     print(json.dumps(golden_digests(Path(sys.argv[1]))))
+
+
+def test_selection_runs_are_seeded_apart_from_comparison_runs(space_dir):
+    """A grid (selection) run and the comparison run of the same setting, budget and repetition differ."""
+    from analysis.runs import run_batch, run_identity
+    from analysis.simulate import derive_seed
+    from analysis.spaces.space import Space
+
+    small_space = Space.load(space_dir / "space.parquet", space_dir / "space.json")
+    options = {"popsize": 10, "mutation_prob": 0.1}
+    comparison = run_identity(small_space, "time", "nsga2", options, 30, 0)
+    selection = run_identity(small_space, "time", "nsga2", options, 30, 0, purpose="selection")
+    assert "purpose" not in comparison and selection == {**comparison, "purpose": "selection"}
+    assert derive_seed(**comparison) != derive_seed(**selection)
+    with pytest.raises(ValueError, match="unknown run purpose 'grid'"):
+        run_identity(small_space, "time", "nsga2", options, 30, 0, purpose="grid")
+    a = run_batch(small_space, "time", ["time"], "nsga2", options, 30, 3)
+    b = run_batch(small_space, "time", ["time"], "nsga2", options, 30, 3, purpose="selection")
+    assert not set(a["seed"]) & set(b["seed"])
+    params = [c for c in a.columns if c.startswith("param.")]
+    for rep in range(3):  # no comparison run is a selection run
+        assert a[a.repetition == rep][params].values.tolist() != b[b.repetition == rep][params].values.tolist()

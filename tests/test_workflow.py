@@ -95,6 +95,19 @@ def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
     assert "unknown key 'objectve_sets'" in out.stdout + out.stderr
 
 
+def test_comparison_runs_are_not_the_selection_runs(tiny_run):
+    """On the training space, no comparison run of the tuned setting repeats a grid run that picked it."""
+    runs = tiny_run / ".test-output/results/runs/A100/convolution/time"
+    comparison = pd.read_parquet(runs / "nsga2/b20.parquet")
+    grid = pd.concat([pd.read_parquet(f) for f in runs.glob("hp_nsga2__*/b20.parquet")])
+    assert len(grid) and len(comparison)
+    assert not set(comparison["seed"]) & set(grid["seed"])
+    params = [c for c in comparison.columns if c.startswith("param.")]
+    picked = [tuple(map(tuple, r[params].values)) for _, r in comparison.groupby("repetition")]
+    trained = [tuple(map(tuple, r[params].values)) for _, r in grid.groupby(["seed"])]
+    assert not set(picked) & set(trained)
+
+
 def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     # the run itself is the session's fixture (conftest.tiny_run), shared with test_slurm
     # a local run drops Snakemake's default job-rate limit (analysis/scheduling.py)

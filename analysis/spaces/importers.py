@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -36,13 +36,17 @@ def import_space(
     fmt: str = "auto",
     definition: str | Path | None = None,
     objectives: Mapping[str, Any] | None = None,
+    compile_times: Sequence[str | Path] | None = None,
 ) -> Space:
     """Read `source` (a Kernel Tuner cache or T4 file) into a validated Space.
 
     `definition` is a T1 input file or sweep spec giving the parameter lists and constraints;
     `objectives` maps a field of the source to a study objective name (or to a dict with
     name/unit/direction for an objective outside the study's list); by default every field
-    named like a study objective is taken.
+    named like a study objective is taken. `compile_times` are Kernel Tuner caches of the same
+    configurations compiled one by one (analysis.spaces.compile_cost): a configuration's compile
+    time is then the one measured there, or imputed from them, instead of the source's. A
+    grouped host-CPU sweep's cache needs them: it holds no per-configuration compile cost.
     """
     source = Path(source)
     fmt = detect_format(source) if fmt == "auto" else fmt
@@ -52,6 +56,12 @@ def import_space(
     defn = read_definition(definition) if definition is not None else None
     reader = _read_kt_cache if fmt == "kt_cache" else _read_t4
     records, parameters, fields, removed, extra = reader(doc, source, defn, objectives)
+    if compile_times:
+        if fmt != "kt_cache":
+            raise SpaceError(source, "compile_times apply to a Kernel Tuner cache, not a T4 file", field="compile_times")
+        extra["compile_cost"] = _charge_compile_times(records, parameters, compile_times)
+    else:
+        _refuse_grouped(doc, source)
     if defn is not None and parameters is not defn.parameters:
         _check_same_parameters(parameters, defn, source)
     objs = [_objective_for(f, spec, source) for f, spec in fields.items()]
@@ -172,7 +182,6 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
                 name = spec if isinstance(spec, str) else spec["name"]
                 objs[name] = _objective_value(entry[fld], path, key, fld, name)
         times = {col: _eval_time(entry, name, path, key, name) for name, col in EVALUATION_TIME_COLUMNS.items()}
-        times[EVALUATION_TIME_COLUMNS["compile_time"]] += _build_share(entry, path, key)
         records.append(Record(key, {p: entry[p] for p in keys}, objs, times, status))
         if status == STATUS_OK and "times" in entry:
             spread = _spread(entry["times"], path, key)
@@ -185,22 +194,34 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
     return records, tune_params, fields, removed, {"source_info": extra, "timing_noise": timing}
 
 
-def _build_share(entry: Mapping[str, Any], path: Path, key: str) -> float:
-    """A grouped sweep's compile cost of one configuration (ms): its library's build over the variants sharing it.
+def _refuse_grouped(doc: Mapping[str, Any], path: Path) -> None:
+    """A grouped sweep's cache without per-configuration compile times is an error naming the file.
 
-    A host-CPU sweep with grouped compilation (analysis.sweep.variants) records Kernel Tuner's
-    `compile_time` as the look-up of the configuration's entry point and the build of the library
-    it came from as `library_build_time` (ms) and `library_variants`; a simulated evaluation pays
-    its share of that build. 0 for caches without them.
+    Its `compile_time` is an entry point's look-up (or, for the configuration whose timed compile
+    built the library, the whole shared build) and `library_build_time` a build shared by
+    `library_variants` configurations: neither is what Kernel Tuner pays to compile one
+    configuration, so a simulated run's clock would be wrong.
     """
-    if "library_build_time" not in entry:
-        return 0.0
-    build = _eval_time(entry, "library_build_time", path, key, "library_build_time")
-    variants = entry.get("library_variants")
-    if not isinstance(variants, int) or isinstance(variants, bool) or variants < 1:
-        raise SpaceError(path, f"configuration '{key}' has library_variants {variants!r}; it must be a positive "
-                               "integer (how many configurations share the library build)", field="library_variants")
-    return build / variants
+    for key, entry in doc["cache"].items():
+        if isinstance(entry, dict) and "library_build_time" in entry:
+            raise SpaceError(path, f"configuration '{key}' comes from a grouped host-CPU sweep (library_build_time): "
+                                   "its compile_time is not what compiling it alone costs; give the space "
+                                   "`compile_times:` (Kernel Tuner caches of configurations compiled one by one, "
+                                   "`python -m analysis.cli compile-cost-measure`)", field="library_build_time")
+
+
+def _charge_compile_times(records: list[Record], parameters: Mapping[str, list],
+                          paths: Sequence[str | Path]) -> dict[str, Any]:
+    """Set every record's compile time to its own measured (or imputed) compile cost; return the summary."""
+    from analysis.spaces.compile_cost import compile_costs, run_alone_ratio
+
+    costs = compile_costs({r.key: r.config for r in records}, parameters, paths)
+    column = EVALUATION_TIME_COLUMNS["compile_time"]
+    ver, bench = EVALUATION_TIME_COLUMNS["verification_time"], EVALUATION_TIME_COLUMNS["benchmark_time"]
+    sweep_times = {r.key: (r.eval_times[ver], r.eval_times[bench]) for r in records}
+    for r in records:
+        r.eval_times[column] = costs.ms[r.key]
+    return {**costs.summary, "verification_benchmark_alone_over_sweep": run_alone_ratio(costs, sweep_times)}
 
 
 def _spread(times: Any, path: Path, key: str) -> float | None:
@@ -248,6 +269,8 @@ def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str
     if defn is not None:
         parameters = defn.parameters
     else:
+        # the parameters in the order the file first names them (as Kernel Tuner wrote its
+        # tune_params); their values, which a T4 file does not list, sorted
         parameters = {}
         for _, config, *_ in rows:
             for p, v in config.items():

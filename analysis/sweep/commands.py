@@ -34,6 +34,22 @@ def _publish(a: argparse.Namespace) -> None:
     log.info("published %s/%s into %s (MANIFEST.csv updated)", a.kernel, a.target, dest)
 
 
+def _compile_measure(a: argparse.Namespace) -> None:
+    from analysis.sweep import compile_cost, run
+    from analysis.sweep.spec import list_kernels
+
+    kernels = a.kernels or [k for k in list_kernels() if "cpu" in compile_cost.targets_of(k)]
+    compile_cost.measure_rounds(kernels, a.out, chunk=a.chunk, worker=run.parse_shard(a.worker), rounds=a.rounds,
+                                iterations=a.iterations)
+
+
+def _compile_publish(a: argparse.Namespace) -> None:
+    from analysis.sweep import compile_cost
+
+    dest = compile_cost.publish(a.kernel, a.caches, a.out, a.provenance, note=a.note)
+    log.info("published %s's per-configuration compile measurements into %s (MANIFEST.csv updated)", a.kernel, dest)
+
+
 def _sizes(a: argparse.Namespace) -> int:
     from analysis.sweep import sizes
 
@@ -55,6 +71,25 @@ def add_commands(sub) -> None:
                    help="cpu: one library per precision combination holding its optimisation variants "
                         "(default), or Kernel Tuner compiling every configuration on its own")
     s.set_defaults(func=_shard)
+
+    s = sub.add_parser("compile-cost-measure",
+                       help="time Kernel Tuner compiling host-CPU configurations one by one (resumable, stratified order)")
+    s.add_argument("--kernels", nargs="*", default=[], help="default: every kernel with a cpu target")
+    s.add_argument("--out", required=True, help="folder of the per-worker Kernel Tuner caches")
+    s.add_argument("--chunk", type=int, default=60, help="configurations of each kernel added per round")
+    s.add_argument("--rounds", type=int, default=None, help="stop after this many rounds (default: all configurations)")
+    s.add_argument("--worker", default="0/1", help="i/n: this process takes every n-th configuration (one per core)")
+    s.add_argument("--iterations", type=int, default=7)
+    s.set_defaults(func=_compile_measure)
+
+    s = sub.add_parser("compile-cost-publish",
+                       help="merge a kernel's per-worker compile measurements into data/ with provenance")
+    s.add_argument("--kernel", required=True)
+    s.add_argument("--caches", nargs="+", required=True)
+    s.add_argument("--out", required=True, help="the merged cache (.json.gz)")
+    s.add_argument("--provenance", required=True)
+    s.add_argument("--note", default="", help="how the measurement was run (machine load, workers)")
+    s.set_defaults(func=_compile_publish)
 
     s = sub.add_parser("sweep-merge", help="merge shard caches into one cache, definition and provenance")
     s.add_argument("--kernel", required=True)

@@ -287,12 +287,42 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
     log.info("%s/%s shard %d/%d: %d configurations, %d already in %s", kernel, target, *shard, len(todo), kept, cache)
     pending = {config_key(c, names) for c in todo} - done
     gate = reference_check(spec, target, size_name) if pending else None  # before measuring anything
-    inputs = harness.make_inputs(kernel, size_name)
-    ref = harness.reference_outputs(kernel, size_name)
+    tracker = progress.Progress(f"{kernel}/{target} shard {shard[0]}/{shard[1]}", len(todo), len(todo) - len(pending))
+    env, measured, builds = measure_configs(spec, target, size_name, cache, params, todo, done, iterations=iterations,
+                                            compile_mode=compile_mode, tracker=tracker)
+    final = cachefile.read(cache)["cache"] if cache.exists() else {}
+    missing = {config_key(c, names) for c in todo} - set(final)
+    if missing:
+        raise SweepError(cache, f"{len(missing)} configuration(s) of the shard were not measured, "
+                                f"e.g. '{sorted(missing)[0]}'", field="cache")
+    summary = {"configurations": len(todo), "resumed_with": kept, "measured_now": measured,
+               "compile_mode": compile_mode if target == "cpu" else "per-configuration", "libraries_built": builds,
+               "nonfinite_configurations": sum(1 for k in (config_key(c, names) for c in todo)
+                                               if _positive(final[k].get(NONFINITE_FIELD))),
+               "correctness_gate": gate,
+               "load_average_1min": {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)}}
+    if provenance is not None:
+        write_json(provenance_record(kernel, target, size_name, iterations, shard, env, summary), provenance)
+    return summary
+
+
+def measure_configs(spec: KernelSpec, target: str, size_name: str, cache: Path, params: Mapping[str, list],
+                    todo: Sequence[Mapping[str, Any]], done: set[str], *, iterations: int = 7,
+                    compile_mode: str = "grouped", tracker: progress.Progress | None = None
+                    ) -> tuple[dict[str, Any], int, int]:
+    """Measure the configurations `todo` not in `done` into the Kernel Tuner cache `cache`.
+
+    `params` are the tune_params every `tune_kernel` call is given (the cache's keys follow
+    them). On cpu, one call per combination of the argument types (see the module's
+    docstring). Returns (Kernel Tuner's env of the last call, configurations measured,
+    grouped libraries built).
+    """
+    names = list(params)
+    inputs = harness.make_inputs(spec.name, size_name)
+    ref = harness.reference_outputs(spec.name, size_name)
     answer = [ref[a.name].ravel() if a.role == "output" else None for a in spec.arguments]
     env: dict[str, Any] = {}
     measured = builds = 0
-    tracker = progress.Progress(f"{kernel}/{target} shard {shard[0]}/{shard[1]}", len(todo), len(todo) - len(pending))
     if target == "cpu":
         groups: "OrderedDict[tuple, list[dict]]" = OrderedDict()
         prec = spec.argument_precision_params()
@@ -308,29 +338,17 @@ def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, 
             out_types = [spec.arg_type(a, sample) for a in spec.arguments if a.role == "output"]
             pending_configs = [c for c in configs if config_key(c, names) not in done]
             grouped = variants.GroupedLibraries(spec, target, pending_configs) if compile_mode == "grouped" else None
-            env = _tune(spec, target, size_name, cache, params, args, answer, keys, iterations, out_types, tracker,
-                        grouped)
+            env = _tune(spec, target, size_name, cache, dict(params), args, answer, keys, iterations, out_types,
+                        tracker, grouped)
             measured += len(keys - done)
             if grouped is not None:
                 builds += grouped.builds
     else:
-        env = _tune(spec, target, size_name, cache, params, _tunable_arguments(spec, inputs, size_name), answer,
-                    {config_key(c, names) for c in todo} - done, iterations, None, tracker) if todo else {}
-        measured = len({config_key(c, names) for c in todo} - done)
-    final = cachefile.read(cache)["cache"] if cache.exists() else {}
-    missing = {config_key(c, names) for c in todo} - set(final)
-    if missing:
-        raise SweepError(cache, f"{len(missing)} configuration(s) of the shard were not measured, "
-                                f"e.g. '{sorted(missing)[0]}'", field="cache")
-    summary = {"configurations": len(todo), "resumed_with": kept, "measured_now": measured,
-               "compile_mode": compile_mode if target == "cpu" else "per-configuration", "libraries_built": builds,
-               "nonfinite_configurations": sum(1 for k in (config_key(c, names) for c in todo)
-                                               if _positive(final[k].get(NONFINITE_FIELD))),
-               "correctness_gate": gate,
-               "load_average_1min": {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)}}
-    if provenance is not None:
-        write_json(provenance_record(kernel, target, size_name, iterations, shard, env, summary), provenance)
-    return summary
+        keys = {config_key(c, names) for c in todo} - done
+        env = _tune(spec, target, size_name, cache, dict(params), _tunable_arguments(spec, inputs, size_name), answer,
+                    keys, iterations, None, tracker) if keys else {}
+        measured = len(keys)
+    return env, measured, builds
 
 
 def _positive(value: Any) -> bool:

@@ -91,13 +91,25 @@ def get_space(wildcards):
 
 
 def get_space_inputs(wildcards):
-    """Source file and (if any) definition file of a space."""
+    """Source file, definition file (if any) and per-configuration compile times (if any) of a space."""
     s = get_space(wildcards)
     where = (lambda p: p) if s.get("from_sweep") else repo_path  # sweep outputs: in the working directory
     inputs = {"source": where(s["source"])}
     if s["definition"]:
         inputs["definition"] = where(s["definition"])
+    if s.get("compile_times"):
+        inputs["compile_times"] = [repo_path(p) for p in s["compile_times"]]
     return inputs
+
+
+def import_options(wildcards, input):
+    """import-space's optional arguments: --definition and --compile-times, only when the space has them."""
+    words = []
+    if "definition" in input.keys():
+        words += ["--definition", shlex.quote(input.definition)]
+    if "compile_times" in input.keys():
+        words += ["--compile-times", *(shlex.quote(p) for p in input.compile_times)]
+    return " ".join(words)
 
 
 def space_ids():

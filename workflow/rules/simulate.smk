@@ -35,6 +35,8 @@ rule simulate:
             else f"--proposal-cap {config['simulation']['proposal_cap']}"
         ),
         config_label=_config_label,
+        # the grid's runs are seeded apart from the comparison's (analysis.runs.run_identity)
+        purpose=lambda wc: "selection" if wc.setting in GRID_SETTINGS else "comparison",
         budget_field=lambda wc: (
             "hyperparameters.budgets" if wc.setting in GRID_SETTINGS and HP["budgets"] else "simulation.budgets"
         ),
@@ -49,7 +51,7 @@ rule simulate:
         "{CLI} simulate --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
         " --algorithm {params.algorithm} --options {params.options} --budget {params.budgets}"
-        " --repetitions {params.repetitions} {params.cap} {params.tuned} --out {output:q}"
+        " --repetitions {params.repetitions} {params.cap} {params.tuned} --purpose {params.purpose} --out {output:q}"
         " --config {params.config_label:q} --budget-field {params.budget_field} 2> {log:q}"
 
 

@@ -11,12 +11,12 @@ rule import_space:
         f"{LOGS}/spaces/{{device}}/{{kernel}}/space.log",
     params:
         fmt=lambda wc: get_space(wc)["format"],
-        definition=lambda wc, input: input.get("definition", ""),
+        options=import_options,
         objectives=lambda wc: json_arg(get_space(wc)["objectives"]),
     conda:
         ENV
     shell:
-        "{CLI} import-space --source {input.source:q} --definition {params.definition:q}"
+        "{CLI} import-space --source {input.source:q} {params.options}"
         " --kernel {wildcards.kernel} --device {wildcards.device} --format {params.fmt}"
         " --objectives {params.objectives} --parquet {output.parquet:q} --meta {output.meta:q} 2> {log:q}"
 
@@ -43,6 +43,7 @@ rule spaces_table:
     input:
         meta=expand_spaces(f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.json"),
         fronts=expand_spaces(f"{RESULTS}/spaces/{{device}}/{{kernel}}/fronts.json"),
+        parquet=expand_spaces(f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.parquet"),
     output:
         csv=report(f"{TABLES}/spaces.csv", category="Search spaces", caption="../report/spaces.rst"),
         md=f"{TABLES}/spaces.md",
@@ -55,4 +56,5 @@ rule spaces_table:
         ENV
     shell:
         "{CLI} spaces-table --meta {input.meta:q} --fronts {input.fronts:q} --largest-budget {params.largest_budget}"
-        " --excluded {params.excluded} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        " --excluded {params.excluded} --space-parquets {input.parquet:q} --csv {output.csv:q} --md {output.md:q}"
+        " 2> {log:q}"

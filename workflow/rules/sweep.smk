@@ -44,6 +44,7 @@ rule sweep_shard:
         work=lambda wc: f"{sweep_dir(wc.target, wc.device, wc.kernel)}/work/{wc.shard}-of-{wc.shards}.json",
         size=lambda wc: get_sweep(wc)["size"],
         iterations=lambda wc: get_sweep(wc)["iterations"],
+        compile=lambda wc: get_sweep(wc)["compile"],
         tune_params=lambda wc: json_arg(get_sweep(wc)["tune_params"]),
     # A cpu shard takes as many cores as its configurations' largest `threads`, so a shard that
     # measures two-thread configurations never runs beside another shard on the same cores.
@@ -57,7 +58,7 @@ rule sweep_shard:
         ENV
     shell:
         "{CLI} sweep-shard --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
-        " --shard {wildcards.shard}/{wildcards.shards} --iterations {params.iterations}"
+        " --shard {wildcards.shard}/{wildcards.shards} --iterations {params.iterations} --compile {params.compile}"
         " --tune-params {params.tune_params} --cache {params.work:q} --provenance {output.provenance:q} 2> {log:q}"
         " && cp {params.work:q} {output.cache:q}"
 

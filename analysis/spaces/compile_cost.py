@@ -1,0 +1,188 @@
+"""A host-CPU configuration's compile cost when Kernel Tuner compiles it alone: measured, else imputed.
+
+A grouped sweep (analysis.sweep.variants) builds one library per precision combination, so its
+cache holds no per-configuration compile cost: Kernel Tuner's `compile_time` there is the
+look-up of an entry point, except for the configurations whose timed compile happened to build
+the library (then it holds the whole build), and `library_build_time` is a shared build. A real
+tuning run compiles every configuration on its own. The suite therefore measures that with
+Kernel Tuner itself (analysis.sweep.compile_cost: `tune_kernel` per configuration, in a seeded
+stratified order) and charges a simulated evaluation
+
+    compile (Kernel Tuner's own, configuration alone) + verification + benchmark (the sweep's)
+
+with nothing added. Configurations not in the measured sample get an imputed compile time from
+an additive model of log compile time in the parameters' values (one effect per value of every
+parameter, least squares on the measured configurations), whose error is estimated by K-fold
+cross-validation on the measured ones and recorded in the space's metadata.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from analysis.errors import SpaceError
+from analysis.io import sha256
+
+FOLDS = 5
+CV_SEED = 20261125
+IMPUTED_DECIMALS = 3  # imputed times are rounded to 1 us: last-bit differences of LAPACK between CPUs vanish
+
+
+@dataclass
+class CompileCosts:
+    """Per-configuration compile cost (ms) of a space, and how it was obtained."""
+
+    ms: dict[str, float]  # cache key -> compile time (ms)
+    measured: set[str]
+    summary: dict[str, Any] = field(default_factory=dict)
+    entries: dict[str, dict] = field(default_factory=dict)  # the measured configurations' Kernel Tuner entries
+
+
+def read_measurements(paths: Sequence[str | Path], keys: Sequence[str]) -> tuple[dict[str, dict], list[dict]]:
+    """Entries of the per-configuration Kernel Tuner caches `paths`, keyed by cache key.
+
+    Every file must be a Kernel Tuner cache with the tune_params_keys `keys` (the space's own, in
+    its order); a configuration measured twice is an error naming both files.
+    """
+    entries: dict[str, dict] = {}
+    where: dict[str, Path] = {}
+    sources = []
+    for p in map(Path, paths):
+        try:
+            opener = gzip.open if p.suffix == ".gz" else open
+            with opener(p, "rt") as fh:
+                doc = json.load(fh)
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise SpaceError(p, f"not a readable Kernel Tuner cache ({exc})", field="compile_times") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("cache"), dict):
+            raise SpaceError(p, "not a Kernel Tuner cache (no 'cache' object)", field="cache")
+        if doc.get("tune_params_keys") != list(keys):
+            raise SpaceError(p, f"tune_params_keys {doc.get('tune_params_keys')} differ from the space's {list(keys)}",
+                             field="tune_params_keys")
+        for key, entry in doc["cache"].items():
+            if key in entries:
+                raise SpaceError(p, f"configuration '{key}' is also measured in {where[key]}", field=f"cache.{key}")
+            entries[key] = entry
+            where[key] = p
+        sources.append({"path": str(p), "sha256": sha256(p), "configurations": len(doc["cache"])})
+    return entries, sources
+
+
+def _compile_ms(entry: Mapping[str, Any], path: str, key: str) -> float | None:
+    """Kernel Tuner's compile_time of a measured entry (ms); None for a configuration that failed to compile."""
+    value = entry.get("compile_time")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        if isinstance(entry.get("time"), str):  # Kernel Tuner's failure markers: nothing to learn from
+            return None
+        raise SpaceError(path, f"configuration '{key}' has compile_time {value!r}; it must be a finite number >= 0",
+                         field="compile_time")
+    return float(value)
+
+
+def design(configs: Sequence[Mapping[str, Any]], parameters: Mapping[str, list]) -> np.ndarray:
+    """One-hot design matrix: an intercept and one column per (parameter, value) but each parameter's first."""
+    cols = [np.ones(len(configs))]
+    for p, values in parameters.items():
+        for v in values[1:]:
+            cols.append(np.array([1.0 if c[p] == v else 0.0 for c in configs]))
+    return np.column_stack(cols)
+
+
+def _fit_predict(x_train: np.ndarray, y_train: np.ndarray, x: np.ndarray) -> np.ndarray:
+    coef, *_ = np.linalg.lstsq(x_train, y_train, rcond=None)
+    return x @ coef
+
+
+def cross_validate(x: np.ndarray, log_ms: np.ndarray, folds: int = FOLDS, seed: int = CV_SEED) -> dict[str, float]:
+    """K-fold error of the model on measured configurations: relative errors of each held-out prediction.
+
+    Returns the median and 90th percentile of |predicted / measured - 1| and the relative error of
+    the held-out mean (sum of predictions / sum of measurements - 1), the figure that matters for a
+    run's clock, which adds many configurations' costs.
+    """
+    n = len(log_ms)
+    if n < 2 * folds:
+        return {"folds": 0}
+    order = np.random.default_rng(seed).permutation(n)
+    pred = np.empty(n)
+    for k in range(folds):
+        test = order[k::folds]
+        train = np.setdiff1d(order, test)
+        pred[test] = _fit_predict(x[train], log_ms[train], x[test])
+    rel = np.exp(pred - log_ms) - 1.0
+    return {"folds": folds, "median_abs_rel_error": float(np.median(np.abs(rel))),
+            "p90_abs_rel_error": float(np.quantile(np.abs(rel), 0.9)),
+            "mean_rel_error": float(np.exp(pred).sum() / np.exp(log_ms).sum() - 1.0)}
+
+
+def compile_costs(configs: Mapping[str, Mapping[str, Any]], parameters: Mapping[str, list],
+                  paths: Sequence[str | Path]) -> CompileCosts:
+    """Compile cost (ms) of every configuration in `configs` (cache key -> parameter values).
+
+    Measured configurations keep Kernel Tuner's own compile_time; the others are imputed (see the
+    module's docstring). A measured configuration that is not in `configs` is an error.
+    """
+    entries, sources = read_measurements(paths, list(parameters))
+    unknown = sorted(set(entries) - set(configs))
+    if unknown:
+        raise SpaceError(paths[0], f"{len(unknown)} measured configuration(s) are not in the space, e.g. "
+                                   f"'{unknown[0]}'", field="compile_times")
+    measured = {}
+    for key, entry in entries.items():
+        ms = _compile_ms(entry, str(paths[0]), key)
+        if ms is not None and ms > 0:
+            measured[key] = ms
+    if not measured:
+        raise SpaceError(paths[0], "holds no successfully compiled configuration to learn compile times from",
+                         field="compile_times")
+    keys = list(configs)
+    out = dict(measured)
+    summary: dict[str, Any] = {"files": sources, "configurations": len(keys), "measured": len(measured),
+                               "imputed": len(keys) - len(measured),
+                               "model": "log compile time additive in every parameter's value (least squares)",
+                               "measured_mean_ms": float(np.mean(list(measured.values())))}
+    mkeys = list(measured)
+    x_measured = design([configs[k] for k in mkeys], parameters)
+    y = np.log(np.array([measured[k] for k in mkeys]))
+    summary["cross_validation"] = cross_validate(x_measured, y)
+    todo = [k for k in keys if k not in measured]
+    if todo:
+        pred = _fit_predict(x_measured, y, design([configs[k] for k in todo], parameters))
+        for k, v in zip(todo, np.exp(pred)):
+            out[k] = round(float(v), IMPUTED_DECIMALS)
+    summary["mean_ms"] = float(np.mean([out[k] for k in keys]))
+    return CompileCosts(out, set(measured), summary, entries)
+
+
+def run_alone_ratio(costs: CompileCosts, sweep_times: Mapping[str, tuple[float, float]],
+                    by: str = "threads") -> dict[str, Any]:
+    """Verification + benchmark time of a configuration run alone over the sweep's, on the measured ones.
+
+    `sweep_times` maps a cache key to the sweep's (verification_time, benchmark_time) in ms. The
+    per-configuration measurement times these too, independently of the sweep: their agreement
+    checks the evaluation cost's other two terms against a second measurement. Reported per value
+    of the parameter `by` where the configurations have it (a host-CPU kernel's OpenMP `threads`:
+    two-thread runs share the cores with whatever else runs, one-thread runs do not).
+    """
+    groups: dict[str, list[float]] = {}
+    for key in costs.measured:
+        e = costs.entries[key]
+        v, b = e.get("verification_time"), e.get("benchmark_time")
+        if key in sweep_times and all(isinstance(t, (int, float)) and math.isfinite(t) for t in (v, b)):
+            sv, sb = sweep_times[key]
+            if sv + sb > 0:
+                label = f"{by}={e[by]}" if by in e else "all"
+                groups.setdefault(label, []).append((v + b) / (sv + sb))
+    out = {}
+    for label, ratios in sorted(groups.items()):
+        r = np.asarray(ratios)
+        out[label] = {"configurations": len(r), "median": float(np.median(r)), "p10": float(np.quantile(r, 0.1)),
+                      "p90": float(np.quantile(r, 0.9))}
+    return out
