@@ -121,7 +121,8 @@ def _ca_score(a: argparse.Namespace) -> None:
 def _ca_tables(a: argparse.Namespace) -> None:
     from analysis import constraint_aware
 
-    constraint_aware.tables(a.scores, a.curves, a.out_dir, a.curves_out, a.bootstrap_resamples, a.bootstrap_seed)
+    constraint_aware.tables(a.scores, a.curves, a.out_dir, a.curves_out, a.bootstrap_resamples, a.bootstrap_seed,
+                            a.min_budget_evaluations)
 
 
 def _check_config(a: argparse.Namespace) -> None:
@@ -151,6 +152,17 @@ def _spaces_table(a: argparse.Namespace) -> None:
     write_csv(df, a.csv)
     write_text(to_markdown(df, "Search spaces", COLUMN_DOCS), a.md)
     log.info("spaces table: %d spaces -> %s, %s", len(df), a.csv, a.md)
+
+
+def _compile_cost_table(a: argparse.Namespace) -> None:
+    from analysis.io import write_csv, write_text
+    from analysis.spaces.compile_cost import TABLE_DOCS, table
+    from analysis.spaces.table import to_markdown
+
+    df = table(a.meta)
+    write_csv(df, a.csv)
+    write_text(to_markdown(df, "Compile cost of host-CPU configurations, compiled alone", TABLE_DOCS), a.md)
+    log.info("compile cost table: %d spaces -> %s, %s", len(df), a.csv, a.md)
 
 
 def _verify_space(a: argparse.Namespace) -> int:
@@ -189,6 +201,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--parquet", required=True)
     s.add_argument("--meta", required=True)
     s.set_defaults(func=_import_space)
+
+    s = sub.add_parser("compile-cost-table",
+                       help="per space: configurations whose compile time was measured alone, imputed, and the error")
+    s.add_argument("--meta", nargs="+", required=True, help="space metadata files (space.json)")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.set_defaults(func=_compile_cost_table)
 
     s = sub.add_parser("fronts", help="true Pareto fronts of a stored space")
     s.add_argument("--space-parquet", required=True)
@@ -326,6 +345,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--curves-out", required=True)
     s.add_argument("--bootstrap-resamples", type=int, default=10000)
     s.add_argument("--bootstrap-seed", type=int, default=0)
+    s.add_argument("--min-budget-evaluations", type=int, default=20,
+                   help="keep a space whose methodology budget is fewer evaluations than this out of every "
+                        "aggregate (flagged in column `excluded`)")
     s.set_defaults(func=_ca_tables)
 
     s = sub.add_parser("verify-space", help="rerun one space's comparison from data/ and compare it with the "

@@ -90,6 +90,13 @@ def test_measure_resume_publish_and_import(tmp_path):
     summary = space.meta["compile_cost"]
     assert summary["measured"] == 6 and summary["imputed"] == len(configs) - 6
     assert summary["files"][0]["sha256"] and "threads=1" in json.dumps(summary)
+    # the published table reads it back from the stored space
+    from analysis.spaces.compile_cost import table as compile_table
+
+    space.save(tmp_path / "space.parquet", tmp_path / "space.json")
+    row = compile_table([tmp_path / "space.json"]).iloc[0]
+    assert row["space"] == "amd-epyc-vm/bessel" and row["measured"] == 6 and row["imputed"] == len(configs) - 6
+    assert row["compile_ms_mean_measured"] == pytest.approx(np.mean([e["compile_time"] for e in alone.values()]))
 
 
 def test_grouped_cache_without_compile_times_is_refused():

@@ -186,3 +186,49 @@ def run_alone_ratio(costs: CompileCosts, sweep_times: Mapping[str, tuple[float, 
         out[label] = {"configurations": len(r), "median": float(np.median(r)), "p10": float(np.quantile(r, 0.1)),
                       "p90": float(np.quantile(r, 0.9))}
     return out
+
+
+TABLE_DOCS = {
+    "space": "device/kernel",
+    "configurations": "configurations of the space (constraint-satisfying, measured by the sweep)",
+    "measured": "configurations whose compile time was measured alone (Kernel Tuner, one configuration per "
+                "compile; analysis.sweep.compile_cost)",
+    "imputed": "configurations whose compile time is imputed from the measured ones",
+    "compile_ms_mean_measured": "mean measured compile time (ms)",
+    "compile_ms_mean": "mean compile time charged over the space (ms; measured and imputed)",
+    "cv_median_abs_rel_error": "imputation error, 5-fold cross-validation on the measured configurations: "
+                               "median |predicted / measured - 1|",
+    "cv_p90_abs_rel_error": "the same, 90th percentile",
+    "cv_mean_rel_error": "the same, of the held-out mean (sum predicted / sum measured - 1): the error that "
+                         "a run's clock, a sum of many costs, sees",
+    "alone_over_sweep_1thread": "second measurement of the other two terms: median of (verification + "
+                                "benchmark time run alone) / (the sweep's), one-thread configurations",
+    "alone_over_sweep_2threads": "the same, two-thread configurations (whose runs alone shared the cores with "
+                                 "the other measuring process)",
+}
+
+
+def table(meta_paths: Sequence[str | Path]) -> "Any":
+    """One row per space whose compile times were measured alone (its metadata's `compile_cost`)."""
+    import pandas as pd
+
+    from analysis.spaces.jsonfile import read_json
+
+    rows = []
+    for path in meta_paths:
+        meta = read_json(path)
+        cost = meta.get("compile_cost")
+        if not cost:
+            continue
+        cv = cost.get("cross_validation", {})
+        ratio = cost.get("verification_benchmark_alone_over_sweep", {})
+        rows.append({
+            "space": f"{meta['device']}/{meta['kernel']}", "configurations": cost["configurations"],
+            "measured": cost["measured"], "imputed": cost["imputed"],
+            "compile_ms_mean_measured": cost["measured_mean_ms"], "compile_ms_mean": cost["mean_ms"],
+            "cv_median_abs_rel_error": cv.get("median_abs_rel_error"), "cv_p90_abs_rel_error": cv.get("p90_abs_rel_error"),
+            "cv_mean_rel_error": cv.get("mean_rel_error"),
+            "alone_over_sweep_1thread": ratio.get("threads=1", {}).get("median"),
+            "alone_over_sweep_2threads": ratio.get("threads=2", {}).get("median"),
+        })
+    return pd.DataFrame(rows, columns=list(TABLE_DOCS))

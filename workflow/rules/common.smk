@@ -122,6 +122,11 @@ def studied_space_ids():
     return list(STUDIED)
 
 
+def compile_cost_space_ids():
+    """The spaces with per-configuration compile measurements (`compile_times:`), as (device, kernel)."""
+    return [key for key, s in SPACES.items() if s.get("compile_times")]
+
+
 def expand_spaces(pattern):
     """`pattern` with {device} and {kernel} filled in for every space."""
     return [pattern.format(device=d, kernel=k) for d, k in space_ids()]
@@ -201,6 +206,8 @@ def table_files():
 def get_final_outputs():
     """Everything `rule all` builds, from the config alone."""
     outputs = [f"{TABLES}/spaces.csv", f"{TABLES}/spaces.md", f"{RESULTS}/summary/curves.parquet"]
+    if compile_cost_space_ids():
+        outputs += [f"{TABLES}/compile_cost.csv", f"{TABLES}/compile_cost.md"]
     outputs += [f for pair in table_files().values() for f in pair]
     if GRID_SETTINGS:
         outputs += [f"{TABLES}/hyperparameters.csv", f"{TABLES}/hyperparameters.md"]

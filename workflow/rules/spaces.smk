@@ -58,3 +58,19 @@ rule spaces_table:
         "{CLI} spaces-table --meta {input.meta:q} --fronts {input.fronts:q} --largest-budget {params.largest_budget}"
         " --excluded {params.excluded} --space-parquets {input.parquet:q} --csv {output.csv:q} --md {output.md:q}"
         " 2> {log:q}"
+
+
+# Host-CPU spaces whose compile times were measured configuration by configuration (their
+# `compile_times:`): how many were measured, how many imputed, and the imputation's error.
+rule compile_cost_table:
+    input:
+        meta=[f"{RESULTS}/spaces/{d}/{k}/space.json" for d, k in compile_cost_space_ids()],
+    output:
+        csv=report(f"{TABLES}/compile_cost.csv", category="Search spaces", caption="../report/compile_cost.rst"),
+        md=f"{TABLES}/compile_cost.md",
+    log:
+        f"{LOGS}/tables/compile_cost.log",
+    conda:
+        ENV
+    shell:
+        "{CLI} compile-cost-table --meta {input.meta:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
