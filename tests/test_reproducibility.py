@@ -46,16 +46,16 @@ CASES = [
 ]
 
 GOLDEN = {
-    "nsga3_hyperplane": "da75d0c1dca923d9",
-    "rs": "f003a51d77798dc4",
-    "nsga2": "2087f73c8e1f7d95",
-    "nsga3": "4f18f8dfabcf7f36",
-    "nsga2_unaware": "2a49050b5f046019",
-    "nsga3_unaware": "2ab0911cc846d98a",
-    "genetic_algorithm": "0384d53b729f45f1",
-    "pso": "11e10e0438db71ce",
-    "diff_evo": "a3484a358560329a",
-    "firefly_algorithm": "e4335c6f416a67d6",
+    "nsga3_hyperplane": "232007b7f178c478",
+    "rs": "f4960312011e32cf",
+    "nsga2": "127a8601e5e0e306",
+    "nsga3": "24ccef904c1ee60c",
+    "nsga2_unaware": "6443687d6300047d",
+    "nsga3_unaware": "e606c91420aa7536",
+    "genetic_algorithm": "823850f57946558c",
+    "pso": "84c593e68cf48eee",
+    "diff_evo": "e73aef7f7a143ae1",
+    "firefly_algorithm": "c7e2eb38d8d6f0bc",
 }
 
 
@@ -78,9 +78,9 @@ def import_lavamd(out_dir: Path) -> tuple[Path, Path]:
 
 
 # One NSGA-III run whose hyperplane normalisation meets a system where LAPACK's rounding and the
-# portable solve's differ (budget 200, repetition 19 of the tuned O3 setting): with LAPACK, its
+# portable solve's differ (budget 200, repetition 13 of the tuned O3 setting): with LAPACK, its
 # trace is another one.
-HYPERPLANE_CASE = ("nsga3_hyperplane", "nsga3", {"popsize": 20, "mutation_prob": 0.1}, O3, 200, 19)
+HYPERPLANE_CASE = ("nsga3_hyperplane", "nsga3", {"popsize": 20, "mutation_prob": 0.1}, O3, 200, 13)
 
 
 def hyperplane_digest(space) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import itertools
 import json
 import logging
@@ -25,7 +26,7 @@ from analysis.simulate import (
     resolve_options,
     simulate_run,
 )
-from analysis.simulate.baseline import tune_kernel_trace, write_cache_json
+from analysis.simulate.baseline import tune_kernel_trace
 
 REPO = Path(__file__).resolve().parents[1]
 HUB = REPO / "data" / "benchmark_hub"
@@ -506,7 +507,10 @@ def test_identical_to_tune_kernel_on_real_cache(name: str, options: dict, tmp_pa
         if len(objectives) > 1 and not get_algorithm(name).multi_objective:
             continue
         space = SpaceData.from_cache_file(cache, kernel, objectives, directions)
-        cache_json = write_cache_json(space, tmp_path / "A100.json")
+        # tune_kernel opens the original cache itself (decompressed, not re-written); tune_params in its order
+        assert list(space.tune_params) == json.loads(gzip.decompress(cache.read_bytes()))["tune_params_keys"]
+        cache_json = tmp_path / "A100.json"
+        cache_json.write_bytes(gzip.decompress(cache.read_bytes()))
         for seed in (3, 4):
             engine = simulate_run(space, name, options, 40, seed)
             reference = tune_kernel_trace(space, cache_json, name, options, 40, seed)

@@ -60,7 +60,7 @@ def import_space(
         if fmt != "kt_cache":
             raise SpaceError(source, "compile_times apply to a Kernel Tuner cache, not a T4 file", field="compile_times")
         extra["compile_cost"] = _charge_compile_times(records, parameters, compile_times)
-    else:
+    elif fmt == "kt_cache":
         _refuse_grouped(doc, source)
     if defn is not None and parameters is not defn.parameters:
         _check_same_parameters(parameters, defn, source)

@@ -73,9 +73,14 @@ class Space:
         raise KeyError(f"space {self.device}/{self.kernel} has no objective '{name}' (it has: {known})")
 
     def save(self, parquet_path: str | Path, meta_path: str | Path) -> None:
-        """Write the table (Parquet) and the metadata (JSON), each atomically."""
+        """Write the table (Parquet) and the metadata (JSON), each atomically.
+
+        The metadata keeps its keys in their own order, not sorted: the order of `parameters` is the
+        source's (a cache's `tune_params_keys`, a T1 file's or kernel spec's order), which Kernel
+        Tuner's strategies see as gene positions and neighbour order, so `load` must give it back.
+        """
         write_parquet(self.table, parquet_path)
-        write_json(self.metadata(), meta_path)
+        write_json(self.metadata(), meta_path, sort_keys=False)
 
     def metadata(self) -> dict[str, Any]:
         """Everything but the table, JSON-ready."""
@@ -114,6 +119,8 @@ class Space:
                 raise SpaceError(meta_path, "must be a non-empty list", field=f"parameters.{p}")
         constraints = require(meta, "constraints", list, meta_path)
         check_constraints(constraints, list(parameters), meta_path, "constraints")
+        table = pd.read_parquet(parquet_path)
+        _check_parameter_order(list(parameters), list(table.columns), meta_path)
         try:
             objectives = [Objective(**o) for o in require(meta, "objectives", list, meta_path)]
         except TypeError as exc:
@@ -124,8 +131,22 @@ class Space:
         meta.pop("objectives")
         meta.pop("format_version")
         meta.pop("evaluation_time_columns", None)
-        return cls(objectives=objectives, table=pd.read_parquet(parquet_path), meta=meta, origin=str(meta_path),
-                   **core)
+        return cls(objectives=objectives, table=table, meta=meta, origin=str(meta_path), **core)
+
+
+def _check_parameter_order(names: list[str], columns: list[str], meta_path: str | Path) -> None:
+    """The metadata's parameters are the table's parameter columns, in the same order; else a SpaceError.
+
+    `build` writes the parameter columns in the source's order. A metadata file whose parameters
+    come in another order (one written before that order was kept, with sorted keys) would make
+    every run see the parameters in its order: an error naming the file, not silently other runs.
+    """
+    wanted = set(names)
+    in_table = [c for c in columns if c in wanted]
+    if in_table != names:
+        raise SpaceError(meta_path, f"parameters {names} are not the table's parameter columns in that order "
+                                    f"({in_table}); a space stored before its parameter order was kept must be "
+                                    "imported again", field="parameters")
 
 
 def check_constraints(exprs: Any, names: list[str], path: str | Path, field_name: str) -> list[cons.Constraint]:
