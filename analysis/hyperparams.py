@@ -140,7 +140,7 @@ def run(final: pd.DataFrame, grids: Mapping[str, Mapping[str, Any]], seed: int, 
         out_csv: str | Path, out_md: str | Path) -> None:
     """Select per grid and budget; write the grid table, Table 6 (CSV) and its Markdown."""
     grid_table, picks = select(final, expand(grids), seed)
-    write_csv(grid_table, out_grid)
+    write_csv(grid_table, out_grid, float_digits=None)  # intermediate (results/), the fronts figure's input
     write_csv(picks, out_csv)
     write_text(to_markdown(picks, "Selected hyperparameters (Table 6 of seed 000)", TABLE6_DOCS), out_md)
     for _, row in picks.iterrows():

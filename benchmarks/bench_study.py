@@ -8,7 +8,13 @@ span (first start to last end). Optionally writes the same as Markdown (--report
 the study's tables and figures byte for byte with the published ones (--compare).
 
     python benchmarks/bench_study.py [--cores 2] [--configfile config/config.yaml] [--keep DIR]
-                                     [--report benchmarks/reports/bench_study.md] [--compare]
+                                     [--report benchmarks/reports/bench_study.md] [--compare] [--calibration-s S]
+
+Before the study it times a fixed calibration workload (Kernel Tuner's own `tune_kernel`, simulation mode,
+NSGA-II with a budget of 200 on the A100/convolution_milo cache; `calibrate`) and states the wall time, the job
+seconds and the 20-minute target also in calibration runs: seconds divided by the seconds of one calibration run
+on the same machine in the same invocation. A study measured on a VM twice as fast takes half the seconds but
+the same number of calibration runs, so figures from different machines can be compared in that unit.
 
 Takes as long as it measures; nothing under the checkout's results/, tables/ or figures/ is touched.
 Measure with nothing else heavy running: the machines are shared 2-core VMs.
@@ -18,16 +24,22 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import gzip
+import json
+import math
 import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from datetime import datetime
 from pathlib import Path
+from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -38,6 +50,21 @@ START = re.compile(r"^(?:local)?rule (\w+):$")
 JOBID = re.compile(r"^\s+jobid: (\d+)$")
 FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)$")
 SPACE = re.compile(r"^\s+wildcards: .*?device=([^,\s]+), kernel=([^,\s]+)")
+
+# The calibration workload: one Kernel Tuner NSGA-II run in simulation mode, budget CALIBRATION_BUDGET, on a
+# committed cache (the same kind of work as the study's jobs: simulated tuning runs in Python), through
+# `tune_kernel` alone, so that the unit does not change when the study's own code does (it would with another
+# pinned Kernel Tuner or pymoo version). A run takes about 0.2 s on the development VM, too short to time alone,
+# so the runs of CALIBRATION_SEEDS are timed as a batch, CALIBRATION_REPEATS times; one calibration run's seconds
+# are the median batch's seconds over its runs.
+CALIBRATION_CACHE = REPO / "data" / "benchmark_hub" / "cachefiles" / "convolution_milo" / "A100.json.gz"
+CALIBRATION_DEFINITION = REPO / "data" / "benchmark_hub" / "kernels" / "convolution_milo.json"
+CALIBRATION_BUDGET = 200
+CALIBRATION_OBJECTIVES = ["time", "compile_time"]  # both minimised, as in the study's multi-objective runs
+CALIBRATION_SEEDS = tuple(range(20))
+CALIBRATION_REPEATS = 5
+CALIBRATION = (f"one Kernel Tuner `tune_kernel` NSGA-II run, simulation mode, budget {CALIBRATION_BUDGET}, on "
+               f"A100/convolution_milo ({' and '.join(CALIBRATION_OBJECTIVES)})")
 
 
 def run_measuring_own_cpu(command: list[str], out) -> tuple[int, float | None]:
@@ -55,6 +82,117 @@ def run_measuring_own_cpu(command: list[str], out) -> tuple[int, float | None]:
             pass
         time.sleep(1.0)
     return process.returncode, cpu
+
+
+def calibration_problem(cache_json: str | Path, definition: str | Path) -> dict:
+    """The keyword arguments of `tune_kernel` that describe the calibration space: kernel name and problem
+    size from the (uncompressed) Kernel Tuner cache file, its tuning parameters in the cache's order, and the
+    restrictions: the `Expression` of each condition of the T1 definition file."""
+    cache = json.loads(Path(cache_json).read_text())
+    conditions = json.loads(Path(definition).read_text())["ConfigurationSpace"].get("Conditions", [])
+    names = cache.get("tune_params_keys", list(cache["tune_params"]))
+    tune_params = {name: list(cache["tune_params"][name]) for name in names}
+    return {"kernel_name": cache["kernel_name"], "problem_size": cache.get("problem_size"), "tune_params": tune_params,
+            "restrictions": [c["Expression"] for c in conditions]}
+
+
+def calibration_run(problem: dict, cache_json: str | Path, seed: int, budget: int = CALIBRATION_BUDGET) -> int:
+    """One calibration run (seeded); the number of configurations Kernel Tuner returned."""
+    import random
+
+    import numpy as np
+    from kernel_tuner import tune_kernel
+
+    random.seed(seed)
+    np.random.seed(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results, _ = tune_kernel(problem["kernel_name"], "", problem["problem_size"], [], problem["tune_params"],
+                                 restrictions=problem["restrictions"], cache=str(cache_json), simulation_mode=True,
+                                 strategy="nsga2", strategy_options={"max_fevals": budget},
+                                 objective=list(CALIBRATION_OBJECTIVES),
+                                 objective_higher_is_better=[False] * len(CALIBRATION_OBJECTIVES), quiet=True,
+                                 seed=seed)
+    return len(results)
+
+
+def per_run_seconds(batches: Sequence[float], runs_per_batch: int) -> float:
+    """One calibration run's seconds: the median batch's seconds over the runs of a batch."""
+    if not batches or runs_per_batch < 1:
+        raise ValueError("no calibration batches timed")
+    return statistics.median(batches) / runs_per_batch
+
+
+def calibrate(repeats: int = CALIBRATION_REPEATS, seeds: Sequence[int] = CALIBRATION_SEEDS,
+              run: Callable[[dict, Path, int], int] = calibration_run,
+              timer: Callable[[], float] = time.perf_counter) -> list[float]:
+    """Time the calibration workload: one untimed run (imports, caches), then `repeats` batches of one run per
+    seed; each batch's seconds. Kernel Tuner opens only plain .json caches, so the cache is uncompressed into a
+    temporary folder first."""
+    with tempfile.TemporaryDirectory(prefix="bench_study_calibration_") as tmp:
+        cache_json = Path(tmp) / "A100.json"
+        with gzip.open(CALIBRATION_CACHE, "rb") as src, open(cache_json, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        problem = calibration_problem(cache_json, CALIBRATION_DEFINITION)
+        run(problem, cache_json, seeds[0])
+        batches = []
+        for _ in range(repeats):
+            started = timer()
+            for seed in seeds:
+                run(problem, cache_json, seed)
+            batches.append(timer() - started)
+    return batches
+
+
+def in_calibrations(seconds: float, calibration_s: float | None) -> float:
+    """`seconds` in calibration runs (seconds / one calibration run's seconds); NaN when no calibration."""
+    if calibration_s is None or not calibration_s > 0 or math.isnan(seconds):
+        return math.nan
+    return seconds / calibration_s
+
+
+def calibration_lines(wall: float, job_s: float, calibration_s: float | None, batches: Sequence[float] = (),
+                      runs_per_batch: int = len(CALIBRATION_SEEDS)) -> list[str]:
+    """The report's paragraph on the cost in calibration runs (a note when there is no calibration)."""
+    if calibration_s is None or not calibration_s > 0:
+        return ["**In calibration runs:** not measured (no calibration in this invocation), so these seconds can be "
+                "compared only with a run on the same machine."]
+    measured = (f"timed in this invocation before the study: median of {len(batches)} batches of {runs_per_batch} "
+                f"runs, batches {min(batches):.2f}–{max(batches):.2f} s" if batches else
+                "given with --calibration-s, measured earlier on this machine")
+    wall_c, job_c, target_c = (in_calibrations(x, calibration_s) for x in (wall, job_s, TARGET_S))
+    return [
+        f"**In calibration runs (machine-independent): wall time {wall_c:,.0f} against a target of {target_c:,.0f} "
+        f"(ratio {wall_c / target_c:.2f}); job seconds {job_c:,.0f}.** One calibration run: {CALIBRATION}, "
+        f"{calibration_s:.3f} s here ({measured}). A figure in calibration runs is seconds divided by that time, "
+        f"so it measures the study's work, not the machine's speed: compare it across machines. The "
+        f"target, 20 minutes of wall time on the machine that runs the study, is {TARGET_S} s / {calibration_s:.3f} s "
+        f"= {target_c:,.0f} calibration runs on this one (fewer on a slower machine), so the ratio to it is the same "
+        f"in both units.",
+    ]
+
+
+CALIBRATION_COLUMNS = ["calibration_s", "job_calibrations", "wall_calibrations", "target_calibrations"]
+
+
+def summary_frame(stages: pd.DataFrame, jobs: pd.DataFrame, wall: float, snakemake_cpu: float | None,
+                  calibration_s: float | None, **meta: object) -> pd.DataFrame:
+    """The CSV next to the report: the per-stage table and a "(whole study)" row (its span_s: the wall time),
+    the run's `meta` (cores, config, machine, load, date) on every row, then the cost in calibration runs (the
+    last columns, absent from the CSVs of runs before them): `calibration_s` (one calibration run's seconds) and
+    `job_calibrations` (job seconds in calibration runs) on every row, `wall_calibrations` (the wall time) and
+    `target_calibrations` (the 20-minute target) on the whole-study row; NaN without a calibration."""
+    summary = pd.concat([stages.reset_index(), pd.DataFrame([{
+        "stage": "(whole study)", "jobs": len(jobs), "job_s": jobs["s"].sum(), "share": 1.0, "span_s": wall,
+        "snakemake_cpu_s": snakemake_cpu}])], ignore_index=True)
+    for name, value in meta.items():
+        summary[name] = value
+    whole = summary["stage"] == "(whole study)"
+    summary["calibration_s"] = calibration_s if calibration_s else math.nan
+    summary["job_calibrations"] = [in_calibrations(x, calibration_s) for x in summary["job_s"]]
+    summary["wall_calibrations"] = [in_calibrations(wall, calibration_s) if w else math.nan for w in whole]
+    summary["target_calibrations"] = [in_calibrations(TARGET_S, calibration_s) if w else math.nan for w in whole]
+    return summary
 
 
 def rule_stages() -> dict[str, str]:
@@ -176,7 +314,19 @@ def main() -> int:
     ap.add_argument("--wall", type=float, help="with --from-log: the run's wall time in s (default: the log's span)")
     ap.add_argument("--load-before", default="", help="with --from-log: the load average before that run")
     ap.add_argument("--load-after", default="", help="with --from-log: the load average after that run")
+    ap.add_argument("--calibration-s", type=float,
+                    help="one calibration run's seconds, measured earlier on the same machine: not measured again "
+                         "(with --from-log: without it, the report has no figures in calibration runs)")
     args = ap.parse_args()
+
+    calibration_s, batches = args.calibration_s, []
+    if calibration_s is None and not args.from_log:
+        print(f"calibrating: {CALIBRATION}, {CALIBRATION_REPEATS} batches of {len(CALIBRATION_SEEDS)} runs",
+              flush=True)
+        batches = calibrate()
+        calibration_s = per_run_seconds(batches, len(CALIBRATION_SEEDS))
+        print(f"calibration: {calibration_s:.3f} s per run (batches {' '.join(f'{b:.2f}' for b in batches)} s)",
+              flush=True)
 
     if args.from_log:
         root, log_file = Path(args.keep).resolve(), Path(args.from_log)
@@ -217,6 +367,8 @@ def main() -> int:
         f"(target <= 1).** {len(jobs)} jobs, {jobs['s'].sum():.0f} job seconds "
         f"({jobs['s'].sum() / (wall * args.cores):.0%} of {args.cores} cores over the wall time).",
         "",
+        *calibration_lines(wall, jobs["s"].sum(), calibration_s, batches),
+        "",
         ("The Snakemake process's own CPU time (not its jobs'): "
          + (f"{snakemake_cpu:.0f} s ({snakemake_cpu / wall:.0%} of one core over the wall time)."
             if snakemake_cpu is not None else "not measured (from a log).")),
@@ -245,14 +397,9 @@ def main() -> int:
     print(text)
     if args.report:
         Path(args.report).write_text(text)
-        summary = pd.concat([stages.reset_index(), pd.DataFrame([{
-            "stage": "(whole study)", "jobs": len(jobs), "job_s": jobs["s"].sum(), "share": 1.0, "span_s": wall,
-            "snakemake_cpu_s": snakemake_cpu}])])
-        summary["cores"] = args.cores
-        summary["config"] = Path(args.configfile).name
-        summary["machine"] = machine()
-        summary["load_before"], summary["load_after"] = load_before, load_after
-        summary["date"] = f"{datetime.now():%Y-%m-%d}"
+        summary = summary_frame(stages, jobs, wall, snakemake_cpu, calibration_s, cores=args.cores,
+                                config=Path(args.configfile).name, machine=machine(), load_before=load_before,
+                                load_after=load_after, date=f"{datetime.now():%Y-%m-%d}")
         summary.to_csv(Path(args.report).with_suffix(".csv"), index=False)
         group_table(jobs, args.configfile).to_csv(Path(args.report).with_name(Path(args.report).stem + "_groups.csv"))
     if not args.keep and not args.from_log:

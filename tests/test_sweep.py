@@ -373,18 +373,24 @@ def test_a_shard_takes_as_many_cores_as_its_largest_threads_value():
     assert run.shard_cores("bessel", "cuda", None, (0, 4)) == 1
 
 
-def test_a_grouped_build_is_shared_by_the_configurations_of_its_library(tmp_path):
+def test_a_grouped_cache_is_charged_each_configurations_own_compile_not_a_share_of_the_build(tmp_path):
+    """A grouped sweep's build is shared; what a configuration costs is its compile alone (compile_times)."""
     from conftest import kt_cache, write
 
     tp = {"a": [1, 2, 3]}
     rows = [{"a": 1, "time": 1.0, "library_build_time": 600.0, "library_variants": 3},
             {"a": 2, "time": 1.0, "library_build_time": 600.0, "library_variants": 3},
-            {"a": 3, "time": 1.0}]  # Kernel Tuner compiled it alone: its compile_time as recorded
-    space = import_space(write(tmp_path / "c.json", kt_cache(tp, rows)), kernel="k", device="d", fmt="kt_cache",
-                         objectives={"time": "time"})
-    assert space.table["compile_time_ms"].tolist() == [201.0, 201.0, 1.0]  # kt_cache's compile_time is 1 ms
-    rows[0]["library_variants"] = 0
+            {"a": 3, "time": 1.0, "library_build_time": 600.0, "library_variants": 3}]
+    grouped = write(tmp_path / "c.json", kt_cache(tp, rows))
     with pytest.raises(SpaceError) as info:
-        import_space(write(tmp_path / "d.json", kt_cache(tp, rows)), kernel="k", device="d", fmt="kt_cache",
-                     objectives={"time": "time"})
-    assert info.value.field == "library_variants" and "positive integer" in str(info.value)
+        import_space(grouped, kernel="k", device="d", fmt="kt_cache", objectives={"time": "time"})
+    assert info.value.field == "library_build_time" and "compile_times" in str(info.value)
+    alone = [{**r, "compile_time": 300.0 + r["a"]} for r in rows[:2]]
+    for r in alone:
+        del r["library_build_time"], r["library_variants"]
+    measured = write(tmp_path / "alone.json", kt_cache(tp, alone))
+    space = import_space(grouped, kernel="k", device="d", fmt="kt_cache", objectives={"time": "time"},
+                         compile_times=[measured])
+    charged = space.table["compile_time_ms"].tolist()
+    assert charged[:2] == [301.0, 302.0]  # measured alone: exactly that, no share of the 600 ms build
+    assert 300.0 < charged[2] < 303.0  # imputed from the measured ones
