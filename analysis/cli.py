@@ -366,7 +366,8 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("readme-results", help="render the results in README.md and docs/results.md from tables/*.csv")
     s.add_argument("--tables", default="tables")
     s.add_argument("--config", default="config/config.yaml", help="its objective_sets name the multi-objective sets")
-    s.add_argument("--readme", default="README.md", help="the part between its results markers is replaced")
+    s.add_argument("--readme", default="README.md",
+                   help="the parts between its results, suite and reading markers are replaced")
     s.add_argument("--doc", default="docs/results.md")
     s.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file differs from the rendering")
     s.set_defaults(func=_readme_results)

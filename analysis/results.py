@@ -4,7 +4,9 @@ Every number in those two places comes from here (`python -m analysis.cli readme
 test checks that the committed text equals what this renders from the committed `tables/*.csv`,
 so a hand edit or a table rebuilt without rerunning the command fails. Each section is one small
 function from tables to Markdown; add a section by adding a function to `README_SECTIONS` or
-`DOC_SECTIONS`.
+`DOC_SECTIONS`. README's reading of the results against the papers is a second block
+(`render_reading`, between the reading markers) in which every comparison word (larger / smaller,
+better / worse, weak / moderate / strong, ...) is decided by a rule on the tables, never typed.
 """
 
 from __future__ import annotations
@@ -175,19 +177,34 @@ def significance_table(t: Tables, scopes: Sequence[str], only: Sequence[str] | N
     return table(budget_header(t, ["pairs", "algorithm"]), rows)
 
 
+def kept_out(frame: pd.DataFrame) -> pd.Series:
+    """Per row of a constraint-aware runs or scores table, whether its space is kept out of the aggregates (a
+    reason in `excluded`; an empty cell reads back as NaN). Tables written before spaces could be kept out have
+    no such column: every space counts."""
+    if "excluded" not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    return frame["excluded"].notna() & (frame["excluded"].astype(str) != "")
+
+
+def counted(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a constraint-aware runs or scores table whose space counts in the aggregates (`kept_out`)."""
+    return frame[~kept_out(frame)]
+
+
 def gains_table(t: Tables) -> str:
-    """Constraint-aware gain per group of spaces and strategy, and RS's score."""
+    """Constraint-aware gain per group of spaces and strategy, and RS's score, over the spaces that count."""
     g = t["constraint_aware_gains"]
     algos = [a for a in dict.fromkeys(g["algorithm"]) if a != "rs"]
     rows = []
     for group in dict.fromkeys(g["group"]):
         part = g[g["group"] == group].set_index("algorithm")
         n = int(part["spaces"].max())
-        row = [f"{group} ({n})"]
+        out = int(part["spaces_excluded"].max()) if "spaces_excluded" in part.columns else 0
+        row = [f"{group} ({n}{f'; {out} kept out' if out else ''})"]
         for a in algos:
             r = part.loc[a]
             row.append(f"{interval(r['gain'], r['gain_ci_low'], r['gain_ci_high'], 2)}; "
-                       f"{int(r['spaces_gaining'])} of {int(r['spaces'])} gain")
+                       f"{int(r['spaces_gaining'])} of {int(r['spaces'])} gain" if int(r["spaces"]) else "–")
         row.append(num(part.loc["rs", "score_aware"], 2) if "rs" in part.index else "–")
         rows.append(row)
     seed = g.drop_duplicates("algorithm").set_index("algorithm")["seed001_gain"]
@@ -195,8 +212,84 @@ def gains_table(t: Tables) -> str:
     return table(["spaces", *(name(a) for a in algos), "RS score"], rows)
 
 
+def excluded_spaces(t: Tables, docs: str = "docs/constraint-aware.md") -> str:
+    """The spaces kept out of the constraint-aware aggregates, each with its budget and RS's score there, why, and
+    the groups that lose most of their spaces (`docs`: the path of docs/constraint-aware.md from the rendered file)."""
+    sc = t["constraint_aware_scores"]
+    if "excluded" not in sc.columns:
+        return ""
+    out = sc[kept_out(sc)].drop_duplicates("space")
+    if out.empty:
+        return ""
+    runs = t["constraint_aware_runs"]
+    rs = runs[runs["algorithm"] == "rs"].set_index("space")["score"]
+    parts = []
+    for reason, frame in out.sort_values(["budget_evaluations", "space"]).groupby("excluded", sort=False):
+        spaces = ", ".join(f"{r['space']} ({int(r['budget_evaluations'])}"
+                           + (f"; RS {num(rs[r['space']], 2)}" if r["space"] in rs.index else "") + ")"
+                           for _, r in frame.iterrows())
+        parts.append(f"*{reason}*: {spaces}")
+    text = ("**Spaces kept out** of every mean, count and correlation of the constraint-aware study (column "
+            "`excluded` of `tables/constraint_aware_scores.csv`), each with its budget in evaluations and random "
+            "search's score there. " + "; ".join(parts) + ". On so few evaluations a score measures the package's "
+            "resample-until-accepted rule and noise, not search: a sound random search scores about 0, and does "
+            "not there.")
+    every = sc.drop_duplicates("space")
+    losing = [(group, int(f["space"].isin(out["space"]).sum()), len(f)) for group, f in every.groupby("group")]
+    losing = [(group, k, n) for group, k, n in losing if 2 * k > n]
+    if losing:
+        text += (" " + "; ".join(f"{k} of the {n} spaces of group {group}" for group, k, n in losing)
+                 + f" are kept out ([what to do about it]({docs}#spaces-with-too-small-a-budget)).")
+    return text
+
+
+def maxiter_table(t: Tables) -> str:
+    """How much of each gain rests on runs that ended by the strategy's own iteration limit."""
+    g = t["constraint_aware_gains"]
+    if "maxiter_share_aware" not in g.columns:
+        return ""
+    algos = [a for a in dict.fromkeys(g["algorithm"]) if a != "rs"]
+    rows = []
+    for group in dict.fromkeys(g["group"]):
+        part = g[g["group"] == group].set_index("algorithm")
+        row = [f"{group} ({int(part['spaces'].max())})"]
+        for a in algos:
+            r = part.loc[a]
+            if not int(r["spaces"]):
+                row.append("–")
+                continue
+            rest = int(r["spaces"]) - int(r["spaces_maxiter"])
+            row.append(f"{num(100 * r['maxiter_share_aware'], 0)} / {num(100 * r['maxiter_share_unaware'], 0)} %; "
+                       f"{num(100 * r['real_fraction_aware'], 0)} / {num(100 * r['real_fraction_unaware'], 0)} %; "
+                       f"{num(r['gain_without_maxiter'], 2)} over {rest}")
+        rows.append(row)
+    return "\n\n".join([
+        "**Runs that ended by their own iteration limit** (seed 001's `maxiter` values, kept as seed 001 did, "
+        "end some runs before the time budget; the score holds such a run's last value to the end of the scored "
+        "time range). Per row set and strategy: the runs that ended so, aware / unaware, mean % over spaces; the "
+        "share of the scored time range backed by runs, aware / unaware, mean %; and the mean gain without the "
+        "spaces where at least half of either's runs ended so, over the spaces left (`maxiter_share_*`, "
+        "`real_fraction_*`, `gain_without_maxiter` in `tables/constraint_aware_gains.csv`):",
+        table(["spaces", *(name(a) for a in algos)], rows),
+    ])
+
+
 # The whole study's cost, written by benchmarks/bench_study.py --report benchmarks/reports/bench_study.md
 STUDY_COST = Path(__file__).resolve().parents[1] / "benchmarks" / "reports" / "bench_study.csv"
+
+
+def cost_in_calibrations(whole: pd.Series) -> str:
+    """The README's sentence on the study's cost in calibration runs (machine-independent), from the whole-study
+    row of benchmarks/reports/bench_study.csv; empty for a row without a calibration (runs before it)."""
+    calibration_s = whole.get("calibration_s")
+    if calibration_s is None or pd.isna(calibration_s) or not calibration_s > 0:
+        return ""
+    wall, job, target = whole["span_s"] / calibration_s, whole["job_s"] / calibration_s, 1200 / calibration_s
+    return (f"In calibration runs (seconds divided by those of one calibration run, a Kernel Tuner `tune_kernel` "
+            f"NSGA-II run of budget 200 in simulation mode on A100/convolution_milo, {num(calibration_s, 3)} s there, "
+            f"timed before the study on the same machine; this unit measures the study's work, not the machine's "
+            f"speed, so compare it between machines): wall time {num(wall, 0)} against a target of {num(target, 0)} "
+            f"(20 minutes on that machine), {num(job, 0)} job seconds. ")
 
 
 def readme_cost(t: Tables) -> str:
@@ -228,7 +321,8 @@ def readme_cost(t: Tables) -> str:
            if pd.notna(whole.get("snakemake_cpu_s")) else "")
         + "; the report has the per-rule costs, what else ran on the "
         "machine, and the earlier measurements. "
-        "Per stage (the rule file; `simulate` holds the constraint-aware runs, `indicators` their scoring):",
+        + cost_in_calibrations(whole)
+        + "Per stage (the rule file; `simulate` holds the constraint-aware runs, `indicators` their scoring):",
         table(["stage", "jobs", "job s", "share %", "span s"], rows),
         *([f"Job seconds per group of spaces (a job of no one space: \"(whole study)\"; "
            f"`{groups_file.relative_to(STUDY_COST.parents[2])}`):",
@@ -250,7 +344,7 @@ def readme_spaces(t: Tables) -> str:
         if part.empty:
             continue
         text = (f"{len(part)} {label}: {num(part['constrained_size'].min(), 0)}–"
-                f"{num(part['constrained_size'].max(), 0)} valid configurations, "
+                f"{num(part['constrained_size'].max(), 0)} configurations, "
                 f"{num(part['density_pct'].min(), 1)}–{num(part['density_pct'].max(), 1)} % of the Cartesian product")
         if "budget_share_pct" in part:
             text += (f"; the largest budget covers {num(part['budget_share_pct'].min(), 1)}–"
@@ -259,7 +353,9 @@ def readme_spaces(t: Tables) -> str:
             text += (f"; median coefficient of variation of a configuration's times "
                      f"{num(part['time_cv_median'].min(), 3)}–{num(part['time_cv_median'].max(), 3)}")
         parts.append(text)
-    out = "**Spaces** (`tables/spaces.csv`): " + "; and ".join(parts) + "."
+    out = ("**Spaces** (`tables/spaces.csv`; a space's configurations are all that satisfy its constraints, those "
+           "that fail to compile or run included: what random search draws from, as in Kernel Tuner): "
+           + "; and ".join(parts) + ".")
     for _, r in sp[excluded != ""].iterrows():
         out += f" Imported but kept out of both studies: {r['space']} ({r['excluded']})."
     return out
@@ -348,7 +444,7 @@ def readme_constraint_aware(t: Tables) -> str:
         "Gain = aware − unaware score, mean over spaces with a 95 % bootstrap interval, and the spaces "
         "that gain:",
         gains_table(t),
-        *filter(None, [density_gains(t)]),
+        *filter(None, [excluded_spaces(t), maxiter_table(t), density_gains(t)]),
     ])
 
 
@@ -360,17 +456,21 @@ SEED_001_SPARSE = {"hotspot": 1.576, "GEMM": 17.622}
 def density_gains(t: Tables) -> str:
     """Seed 001's finding revisited: gain against density over the GPU spaces, and GEMM's gain against the rest."""
     g = t["constraint_aware_gains"]
-    sc = t["constraint_aware_scores"]
+    every = t["constraint_aware_scores"]
+    all_gpu = every[every["objective"] == "time"]
+    sc = counted(every)
     gpu = sc[sc["objective"] == "time"]
     if gpu.empty:
         return ""
     algos = [a for a in dict.fromkeys(sc["algorithm"]) if a != "rs"]
     # the gains table's row set of exactly the GPU spaces: GPU, or all when every space is one
-    row_set = "GPU" if (g["group"] == "GPU").any() else "all" if len(gpu) == len(sc) else None
+    row_set = "GPU" if (g["group"] == "GPU").any() else "all" if len(all_gpu) == len(every) else None
     spaces = gpu["space"].nunique()
+    out = all_gpu["space"].nunique() - spaces
     text = (f"**Gain and density** (seed 001 found the largest aware − unaware differences on its sparsest "
             f"spaces, hotspot at {num(SEED_001_SPARSE['hotspot'], 1)} % and GEMM at {num(SEED_001_SPARSE['GEMM'], 1)} % "
-            f"of the Cartesian product valid). The {spaces} GPU spaces here are "
+            f"of the Cartesian product valid). The {spaces} GPU spaces here"
+            + (f" (without the {out} kept out above)" if out else "") + " are "
             f"{num(100 * gpu['density'].min(), 1)}–{num(100 * gpu['density'].max(), 1)} % valid.")
     if row_set:
         rho = g[g["group"] == row_set].set_index("algorithm")["gain_density_spearman"]
@@ -529,19 +629,24 @@ def doc_constraint_aware(t: Tables) -> str:
         first = p.iloc[0]
         rs = runs[(runs["space"] == space) & (runs["algorithm"] == "rs")]
         budget = runs[runs["space"] == space]["cutoff_fevals"]
+        left_out = bool(kept_out(part).any())
         rows.append([space, first["objective"], num(100 * first["density"], 1),
-                     f"{int(budget.min())}" if budget.min() == budget.max() else f"{int(budget.min())}–{int(budget.max())}",
+                     (f"{int(budget.min())}" if budget.min() == budget.max() else f"{int(budget.min())}–{int(budget.max())}")
+                     + (" (kept out)" if left_out else ""),
                      *(num(p.loc[a, "gain"], 2) if a in p.index else "–" for a in algos),
                      num(rs["score"].iloc[0], 2) if len(rs) else "–"])
     return "\n\n".join([
         "## The constraint-aware study",
         "### Gain per group of spaces (`tables/constraint_aware_gains.csv`)",
         gains_table(t),
+        *filter(None, [excluded_spaces(t, "constraint-aware.md"), maxiter_table(t)]),
         "![Score per space with and without constraint awareness, and the gain against density]"
         "(../figures/constraint_aware/spaces.png)",
         "### Per space (`tables/constraint_aware_scores.csv`, `tables/constraint_aware_runs.csv`)",
         "Density: valid share of the Cartesian product, in %. Budget: the methodology's budget in "
-        "evaluations (`cutoff_fevals`). The gain per strategy, and random search's score:",
+        "evaluations (`cutoff_fevals`)" + ("; \"kept out\": a space left out of every aggregate for its small "
+                                           "budget (column `excluded`)" if "excluded" in sc.columns else "")
+        + ". The gain per strategy, and random search's score:",
         table(["space", "objective", "density %", "budget", *(name(a) for a in algos), "RS score"], rows),
     ])
 
@@ -610,14 +715,349 @@ def readme_suite() -> str:
             f"{last['date']}; `benchmarks/bench_suite.py`).")
 
 
+# --- the reading against the papers: README's second generated block ----------------------------
+# Every comparison word below is decided by a rule on the tables, so the text follows the numbers when
+# they change. The papers' values come from the constants above (THESIS_TABLE2, THESIS_TABLE5,
+# SEED_001_SPARSE) and from the kernels' specs (seed 002 Table II's sizes, their `paper` mapping).
+
+READING_BEGIN = ("<!-- reading:begin: generated by `python -m analysis.cli readme-results` from tables/*.csv; "
+                 "do not edit -->")
+READING_END = "<!-- reading:end -->"
+# |Spearman rho| below RHO_WEAK is called weak, below RHO_MODERATE moderate, else strong
+RHO_WEAK, RHO_MODERATE = 0.4, 0.7
+EVAL_PARTS = ("compile", "verification", "benchmark")
+KERNEL_SPECS = Path(__file__).resolve().parents[1] / "workflow" / "kernels"
+
+
+def listing(items: Sequence[object]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    items = [str(i) for i in items]
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def at_budgets(chosen: Sequence[int], every: Sequence[int]) -> str:
+    """'at every budget', 'at no budget', 'at budget 50', 'at budgets 100, 150 and 200'."""
+    chosen = sorted(int(b) for b in chosen)
+    if not chosen:
+        return "at no budget"
+    if len(every) > 1 and chosen == sorted(int(b) for b in every):
+        return "at every budget"
+    return f"at budget{'s' if len(chosen) > 1 else ''} {listing(chosen)}"
+
+
+def span(values: Sequence[float], digits: int = 1) -> str:
+    """'a–b' as displayed, or 'a' when both ends display the same."""
+    low, high = num(min(values), digits), num(max(values), digits)
+    return low if low == high else f"{low}–{high}"
+
+
+def compare(ours: float, theirs: float, digits: int = 1) -> str:
+    """'larger', 'smaller' or 'equal', on the two values as displayed (rounded to `digits`)."""
+    a, b = round(float(ours), digits), round(float(theirs), digits)
+    return "larger" if a > b else "smaller" if a < b else "equal"
+
+
+def _both(phrases: Mapping[str, str], alike: str, apart: str = ";") -> str:
+    """`phrases` (setting -> phrase) as " <phrase> <alike>" when the settings agree, else per setting:
+    ", for <setting>, <phrase>" joined by `apart` (";"), or " <phrase> for <setting>" joined by " and " (`apart`
+    "and")."""
+    if len(set(phrases.values())) == 1:
+        return f" {next(iter(phrases.values()))} {alike}".rstrip()
+    if apart == "and":
+        return " " + " and ".join(f"{p} for {name(s)}" for s, p in phrases.items())
+    return "".join(f"{';' if k else ','} for {name(s)}, {p}" for k, (s, p) in enumerate(phrases.items()))
+
+
+THAN = " than the thesis's"
+
+
+def thesis_comparison(t: Tables, table_name: str, thesis: Mapping[int, Sequence[tuple[float, float]]],
+                      what: str) -> str:
+    """One sentence: at which budgets our mean over the multi-objective pairs is larger or smaller than the
+    thesis's (NSGA-II and NSGA-III against RS), and where the thesis's mean lies outside our 95 % interval."""
+    df = t[table_name]
+    part = df[df["scope"] == "multi-objective"]
+    compared = sorted(b for b in thesis if (part["budget"] == b).any())
+    shown, outside = {}, {}
+    for i, s in enumerate(THESIS_SETTINGS):
+        rows = part[part["setting"] == s].set_index("budget")
+        by: dict[str, list[int]] = {}
+        for b in compared:
+            if b in rows.index:
+                by.setdefault(compare(rows.loc[b, "thesis_mean_pct"], thesis[b][i][0]), []).append(b)
+        if not by:
+            continue
+        words = [w for w in ("larger", "smaller", "equal") if w in by]
+        shown[s] = " and ".join(f"{w}{THAN if k == 0 else ''} {at_budgets(by[w], compared)}"
+                                for k, w in enumerate(words))
+        low, high = rows["thesis_ci_low_pct"], rows["thesis_ci_high_pct"]
+        outside[s] = at_budgets([b for b in compared if b in rows.index and not low[b] <= thesis[b][i][0] <= high[b]],
+                                compared)
+    if not shown:
+        return ""
+    both = "for both" if len(outside) > 1 else ""
+    where = (f"inside our 95 % interval at every budget {both}".rstrip() if set(outside.values()) == {"at no budget"}
+             else f"outside our 95 % interval{_both(outside, both, 'and')}")
+    alike = "for " + listing([name(s) for s in shown]) + " alike"
+    return f"{what} is{_both(shown, alike)}; the thesis's mean lies {where}."
+
+
+def smallest_budget(t: Tables) -> str:
+    """NSGA-II/III against RS at the smallest budget and after it, on the multi-objective pairs: pairs better /
+    worse (medians, `improvement_over_rs.csv`) and significantly so (`significance.csv`)."""
+    imp = t["improvement_over_rs"]
+    part = imp[imp["scope"] == "multi-objective"]
+    sig = verdicts(t)
+    sig = sig[sig["objective_set"].isin(t.multi_sets())]
+    every = budgets(t)
+    first, later = every[0], every[1:]
+    present = [s for s in THESIS_SETTINGS if ((part["setting"] == s) & (part["budget"] == first)).any()]
+    if not present:
+        return ""
+
+    def counts(s: str, b: int) -> tuple[int, int, int, int, int, int]:
+        r = part[(part["setting"] == s) & (part["budget"] == b)].iloc[0]
+        v = sig[(sig["setting"] == s) & (sig["budget"] == b)]["verdict"]
+        return (int(r["n_better"]), int(r["n_equal"]), int(r["n_worse"]), int(r["n_pairs"]),
+                int((v == "better").sum()), int((v == "worse").sum()))
+
+    clauses = []
+    for k, s in enumerate(present):
+        better, equal, worse, n, sb, sw = counts(s, first)
+        clauses.append((f"the median final IGD+ of {name(s)} is better than RS's in " if k == 0 else
+                        f"that of {name(s)} better in ") + f"{better}" + (f", equal in {equal}" if equal else "")
+                       + f" and worse in {worse}" + (f" of the {n} pairs" if k == 0 else "")
+                       + f" (significantly better in {sb}, worse in {sw})")
+    text = f"At the smallest budget, {first}, " + ", ".join(clauses) + "."
+    if later:
+        parts = []
+        for s in present:
+            c = [counts(s, b) for b in later if ((part["setting"] == s) & (part["budget"] == b)).any()]
+            if not c:
+                continue
+            n = max(x[3] for x in c)
+            better = "every pair" if all(x[0] == x[3] for x in c) else \
+                f"{span([x[0] for x in c], 0)} of the {n} pairs"
+            worse = max(x[5] for x in c)
+            parts.append(f"{name(s)} is better in {better} (significantly in {span([x[4] for x in c], 0)}"
+                         + (f"; significantly worse in up to {worse}" if worse else "") + ")")
+        if parts:
+            text += f" From budget {later[0]} on, at each budget " + " and ".join(parts) + "."
+    return text
+
+
+def _space_kinds(t: Tables) -> dict[str, pd.DataFrame]:
+    """The studied spaces of tables/spaces.csv: the host-CPU (multi-objective) ones and the GPU (time) ones."""
+    sp = t["spaces"]
+    multi = t.multi_sets()
+    excluded = sp["excluded"].fillna("").astype(str) if "excluded" in sp else pd.Series("", index=sp.index)
+    studied = sp[excluded == ""]
+    is_multi = studied[[f"Z_{s}" for s in multi]].notna().all(axis=1) if multi else studied["space"].isna()
+    return {"host-CPU": studied[is_multi], "GPU": studied[~is_multi]}
+
+
+def _paper_sizes(kernels: Sequence[str]) -> dict[str, int]:
+    """Seed 002 Table II's configurations per kernel (A100), from the specs' `paper` mapping, where given."""
+    sizes = {}
+    for k in kernels:
+        spec = KERNEL_SPECS / k / "spec.yaml"
+        if spec.is_file():
+            paper = (yaml.safe_load(spec.read_text()) or {}).get("paper") or {}
+            if paper.get("configurations"):
+                sizes[k] = int(paper["configurations"])
+    return sizes
+
+
+def space_difference(t: Tables) -> str:
+    """How our host-CPU spaces differ from the thesis's in size (the share of a space the largest budget sees)."""
+    host = _space_kinds(t)["host-CPU"]
+    if host.empty:
+        return ""
+    top = max(budgets(t))
+    paper = _paper_sizes(sorted(host["kernel"].unique()))
+    ours = host.set_index("kernel")["constrained_size"]
+    text = (f"The spaces differ: budget {top} covers {span(100 * top / host['constrained_size'])} % of each of our "
+            f"{len(host)} host-CPU spaces")
+    if paper:
+        theirs = pd.Series(paper)
+        ratio = theirs / ours.groupby(level=0).max().reindex(theirs.index)
+        text += (f" and {span(100 * top / theirs)} % of the thesis's A100 spaces of the same kernels (seed 002 "
+                 f"Table II: {span(ratio, 1)} times as many configurations as ours, per kernel)")
+    return text + "."
+
+
+def table4_devices(t: Tables) -> str:
+    """What the SD of a Table 4 row measures: the devices a kernel's host-CPU spaces come from."""
+    host = _space_kinds(t)["host-CPU"]
+    if host.empty:
+        return ""
+    devices = host.groupby("kernel")["device"].nunique()
+    multi = " and ".join(t.multi_sets())
+    if devices.max() == 1:
+        return (f"Per kernel (Table 4) each of our rows pools only the {multi} pairs of one device, so its SD is no "
+                f"measure of spread over devices.")
+    return f"Per kernel (Table 4) each of our rows pools the {multi} pairs of {span(devices, 0)} devices."
+
+
+def eval_time_reading(t: Tables) -> str:
+    """Table 5 against the thesis, and what an evaluation's time is spent on (`*_share_pct` of spaces.csv)."""
+    text = thesis_comparison(t, "eval_time", THESIS_TABLE5,
+                             "Our mean evaluation-time improvement over RS at equal budget (Table 5)")
+    sp = t["spaces"]
+    cols = [f"{p}_share_pct" for p in EVAL_PARTS]
+    if not set(cols) <= set(sp.columns):
+        return text
+    parts = []
+    host_bench = None
+    for kind, frame in _space_kinds(t).items():
+        frame = frame.dropna(subset=cols)
+        if frame.empty:
+            continue
+        shares = ", ".join(f"{p} {span(frame[c])} %" for p, c in zip(EVAL_PARTS, cols))
+        largest = frame[cols].idxmax(axis=1).str.removesuffix("_share_pct").value_counts()
+        lead = (f"{largest.index[0]} the largest part on every one" if len(largest) == 1 else
+                "the largest part: " + listing([f"{p} on {n}" for p, n in largest.items()]))
+        parts.append(f"on the {len(frame)} {kind} spaces {shares} ({lead})")
+        if kind == "host-CPU":
+            host_bench = float(frame["benchmark_share_pct"].max())
+    text += (" Where an evaluation's time goes (`tables/spaces.csv`, each part's share of a space's summed "
+             "evaluation time, failed configurations included): " + "; ".join(parts) + ".")
+    et = t["eval_time"]
+    et = et[(et["scope"] == "multi-objective") & et["setting"].isin(THESIS_SETTINGS)]
+    if host_bench is not None and not et.empty:
+        best = et.loc[et["thesis_mean_pct"].idxmax()]
+        saved = (f"{name(best['setting'])}'s largest mean saving, {num(best['thesis_mean_pct'])} % at budget "
+                 f"{int(best['budget'])},")
+        limit = (f"faster kernels alone could save, which is at most the benchmark's share of RS's evaluation time "
+                 f"(up to {num(host_bench)} % on a host-CPU space)")
+        if round(float(best["thesis_mean_pct"]), 1) > round(host_bench, 1):
+            text += (f" {saved} is more than {limit}, so the configurations it picks also cost less to compile or "
+                     f"verify than RS's, on average.")
+        else:
+            text += f" {saved} is within what {limit}."
+    return text
+
+
+def reading_thesis(t: Tables) -> str:
+    """The bullet on the thesis's Tables 2, 4 and 5."""
+    if not t.multi_sets():
+        return ""
+    parts = [smallest_budget(t),
+             thesis_comparison(t, "improvement_over_rs", THESIS_TABLE2,
+                               "Our mean improvement of the median final IGD+ over RS (Table 2)"),
+             space_difference(t), eval_time_reading(t), table4_devices(t)]
+    return "- *The thesis's Tables 2, 4 and 5* (on our multi-objective pairs). " + " ".join(p for p in parts if p)
+
+
+def rho_strength(rho: float) -> str:
+    r = abs(rho)
+    return "weak" if r < RHO_WEAK else "moderate" if r < RHO_MODERATE else "strong"
+
+
+def reading_seed001(t: Tables) -> str:
+    """The bullet on seed 001: which gains' intervals exclude 0, GEMM against the other GPU spaces, the
+    correlation of gain with density, and our GPU gains against seed 001's."""
+    g = t["constraint_aware_gains"]
+    sc = counted(t["constraint_aware_scores"])
+    algos = [a for a in dict.fromkeys(g["algorithm"]) if a != "rs"]
+    g = g[g["algorithm"].isin(algos)]
+    if g.empty:
+        return ""
+    sentences = []
+    # intervals that exclude 0, per row set of the gains table
+    found, clear = [], []
+    for group in dict.fromkeys(g["group"]):
+        part = g[(g["group"] == group) & (g["spaces"] > 0)]
+        if part.empty:
+            continue
+        above = [name(a) for a in part[part["gain_ci_low"] > 0]["algorithm"]]
+        below = [name(a) for a in part[part["gain_ci_high"] < 0]["algorithm"]]
+        if not above and not below:
+            clear.append(f"the {group} spaces" if group != "all" else "all spaces")
+            continue
+        n = int(part["spaces"].max())
+        label = f"all {n} spaces" if group == "all" else f"the {n} {group} spaces"
+        sides = [(listing([f"{a}'s" for a in side]), where) for side, where in ((above, "above"), (below, "below"))
+                 if side]
+        found.append(f"on {label}, " + " and ".join(f"{who} ({where} 0)" for who, where in sides))
+    sentences.append("Gains whose 95 % interval excludes 0 (`tables/constraint_aware_gains.csv`): "
+                     + ("; ".join(found) if found else "none")
+                     + (f"; on {listing(clear)}, none" if clear and found else "") + ".")
+    gpu = sc[sc["objective"] == "time"]
+    gemm = gpu[gpu["kernel"] == "gemm"]
+    rest = gpu[gpu["kernel"] != "gemm"]
+    if not gemm.empty and not rest.empty:
+        n = gemm["space"].nunique()
+        density = gemm["density"].min()
+        sparsest = "the sparsest GPU kernel here" if density <= rest["density"].min() else \
+            f"not the sparsest GPU kernel here ({rest.loc[rest['density'].idxmin(), 'space']} is)"
+        on_all = [a for a in algos if (gemm[gemm["algorithm"] == a]["gain"] > 0).sum() == n]
+        more = [a for a in algos
+                if gemm[gemm["algorithm"] == a]["gain"].mean() > rest[rest["algorithm"] == a]["gain"].mean()]
+
+        def which(chosen: list[str]) -> str:
+            return "every algorithm" if chosen == algos else listing([name(a) for a in chosen]) if chosen \
+                else "no algorithm"
+
+        sentences.append(
+            f"GEMM ({span(100 * gemm['density'], 1)} % valid, {sparsest}) gains on each of its {n} GPUs under "
+            f"{which(on_all)}; its mean gain is larger than the other {rest['space'].nunique()} GPU spaces' under "
+            f"{which(more)} (`tables/constraint_aware_scores.csv`).")
+    row_set = "GPU" if (g["group"] == "GPU").any() else None
+    if row_set:
+        gp = g[g["group"] == row_set].set_index("algorithm")
+        rho = gp["gain_density_spearman"].dropna()
+        if len(rho):
+            by = {}
+            for a, r in rho.items():
+                by.setdefault(rho_strength(r), []).append(name(a))
+            strength = "; ".join(f"{w} for {'every algorithm' if len(v) == len(rho) else listing(v)}"
+                                 for w, v in by.items())
+            neg = [name(a) for a, r in rho.items() if r < 0]
+            sentences.append(
+                f"Over the {int(gp['spaces'].max())} GPU spaces the Spearman correlation of gain with density is "
+                f"{strength} (|ρ| {span(rho.abs(), 2)}; |ρ| < {RHO_WEAK} counted as weak, < {RHO_MODERATE} as "
+                f"moderate), negative (sparser spaces gain more) for "
+                f"{listing(neg) if neg else 'no algorithm'}.")
+        below = [name(a) for a, r in gp.iterrows() if r["gain_ci_high"] < r["seed001_gain"]]
+        above = [name(a) for a, r in gp.iterrows() if r["gain_ci_low"] > r["seed001_gain"]]
+        inside = [name(a) for a, r in gp.iterrows() if r["gain_ci_low"] <= r["seed001_gain"] <= r["gain_ci_high"]]
+        clauses = [f"{w} for {listing(v)} ({note})" for v, w, note in (
+            (below, "below", "seed 001's value above our 95 % interval"),
+            (above, "above", "seed 001's value below our 95 % interval"),
+            (inside, "consistent", "seed 001's value inside our 95 % interval")) if v]
+        sparsest_here = 100 * gpu["density"].min() if not gpu.empty else float("nan")
+        hot = SEED_001_SPARSE["hotspot"]
+        sentences.append(
+            "Against seed 001's published gains, our mean gains over the GPU spaces are " + ", ".join(clauses)
+            + f". Seed 001 measured on its own spaces; its sparsest, hotspot ({num(hot, 1)} % valid), is "
+            + ("sparser than any GPU space here" if hot < sparsest_here
+               else "no sparser than the sparsest GPU space here")
+            + f" ({num(sparsest_here, 1)} %).")
+    return "- *Seed 001.* " + " ".join(sentences)
+
+
+def render_reading(t: Tables) -> str:
+    """README's second generated block: the results read against the papers."""
+    body = "\n".join(p for p in (reading_thesis(t), reading_seed001(t)) if p)
+    return (f"{READING_BEGIN}\n\nHow these read against the papers (generated from the same tables: every "
+            f"comparison word follows the numbers):\n\n{body}\n\n{READING_END}")
+
+
 def expected(readme: str | Path, doc: str | Path, folder: str | Path, config: str | Path) -> Mapping[Path, str]:
-    """What README.md and docs/results.md should hold, rendered from the tables in `folder` (and the suite's time
-    from benchmarks/reports/ci_suite.csv)."""
+    """What README.md and docs/results.md should hold, rendered from the tables in `folder` (README's results block
+    and the reading after it; and the suite's time from benchmarks/reports/ci_suite.csv)."""
     t = Tables(folder, config)
     readme = Path(readme)
     text = splice(readme.read_text(), render_readme(t), str(readme))
     text = splice(text, f"{SUITE_BEGIN}\n{readme_suite()}\n{SUITE_END}", str(readme), SUITE_BEGIN, SUITE_END, "suite")
-    return {readme: text, Path(doc): render_doc(t)}
+    text = splice(text, render_reading(t), str(readme), READING_BEGIN, READING_END, "reading")
+    from analysis import changes
+
+    moved = changes.render(Path(doc).parent / "history", Path(folder))
+    return {readme: text, Path(doc): render_doc(t) + (f"\n{moved}" if moved else "")}
 
 
 def main(readme: str | Path, doc: str | Path, folder: str | Path, config: str | Path, check: bool) -> int:
