@@ -13,6 +13,11 @@ awareness on one space), `score` (every strategy on one space), `tables` (all sp
 
 Each space belongs to a group (config `spaces[].group`; by default `time` or `accuracy threshold`
 by what it is tuned on), and the gains table summarises all spaces, each group, and the GPU spaces.
+
+A space whose methodology budget is fewer than `constraint_aware.min_budget_evaluations` evaluations
+(the calculated random search's evaluations to the cutoff, `cutoff_fevals`) is kept out of every
+aggregate: there a score measures the resample-until-accepted rule and noise, not search. Its rows
+stay in the tables, flagged in column `excluded` with the reason (empty where the space counts).
 """
 
 from __future__ import annotations
@@ -49,6 +54,12 @@ TIME_GROUP, THRESHOLD_GROUP = "time", "accuracy threshold"
 # Row sets of the gains table besides the groups (analysis.config.RESERVED_GROUPS keeps spaces off these names):
 # every space, and every space tuned on time (the GPU spaces) whatever its group.
 ALL_GROUP, GPU_GROUP = "all", "GPU"
+# The default of constraint_aware.min_budget_evaluations (workflow/schemas/config.schema.yaml): a space whose
+# budget is fewer evaluations than this is kept out of the aggregates.
+MIN_BUDGET_EVALUATIONS = 20
+# A run's stop reason when the strategy ended it itself, its own iteration limit (maxiter) spent before the
+# time budget (analysis.simulate.budget.STOP_REASONS)
+MAXITER_STOP = "strategy"
 
 
 def space_group(group: str | None, threshold: Mapping[str, Any] | None) -> str:
@@ -239,22 +250,63 @@ def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[
     log.info("%s: %s", label, {r["strategy"]: round(r["score"], 3) for r in rows})
 
 
-def gains(scores: pd.DataFrame) -> pd.DataFrame:
-    """Per space and algorithm: score with and without awareness and the gain (aware - unaware).
+def stop_count(reasons: Any, reason: str) -> int:
+    """How many runs a `stop_reasons` cell ("reason:count;reason:count", rule ca_score) counts for `reason`."""
+    if not isinstance(reasons, str):
+        return 0
+    for part in filter(None, reasons.split(";")):
+        name, _, count = part.partition(":")
+        if name == reason:
+            return int(count)
+    return 0
+
+
+def exclusion(budget_evaluations: float, minimum: int) -> str:
+    """Why a space with this budget (evaluations) is kept out of the aggregates; empty when it counts.
+
+    A budget is too small when it is fewer than `minimum` evaluations (a budget of exactly `minimum` counts).
+    """
+    if budget_evaluations < minimum:
+        return f"budget under {minimum} evaluations (constraint_aware.min_budget_evaluations)"
+    return ""
+
+
+def is_excluded(frame: pd.DataFrame) -> pd.Series:
+    """Per row, whether its space is kept out of the aggregates (a non-empty `excluded`; empty reads back as NaN)."""
+    return frame["excluded"].notna() & (frame["excluded"].astype(str) != "")
+
+
+def gains(scores: pd.DataFrame, min_budget_evaluations: int = MIN_BUDGET_EVALUATIONS) -> pd.DataFrame:
+    """Per space and algorithm: score with and without awareness and the gain (aware - unaware), the share of
+    the scored time range backed by runs and of the runs that ended by the strategy's own iteration limit,
+    each with and without awareness, the space's budget in evaluations and, where it is fewer than
+    `min_budget_evaluations`, why the space is kept out of the aggregates (`exclusion`).
 
     Random search (the reference) has only the aware column: it never proposes an invalid
     configuration. Its score checks the calculated baseline (about 0 for a sound random search).
     """
     meta = ["space", "kernel", "device", "objective", "threshold", "feasible_fraction", "density", "algorithm"]
+    scores = scores.assign(maxiter_share=[stop_count(r, MAXITER_STOP) / n
+                                          for r, n in zip(scores["stop_reasons"], scores["runs"])])
     aware = scores[scores["constraint_aware"]].set_index(["space", "algorithm"])
     unaware = scores[~scores["constraint_aware"]].set_index(["space", "algorithm"])
     if aware.index.duplicated().any() or unaware.index.duplicated().any():
         raise ValueError("more than one strategy per (space, algorithm, awareness)")
+    differing = scores.groupby("space")["cutoff_fevals"].nunique() > 1
+    if differing.any():
+        raise ValueError(f"strategies of one space scored with different budgets: {list(differing[differing].index)}")
     wide = aware[[c for c in meta if c not in ("space", "algorithm")]].copy()
     wide["score_aware"] = aware["score"]
     wide["score_unaware"] = unaware["score"].reindex(wide.index)
     wide["gain"] = wide["score_aware"] - wide["score_unaware"]
-    wide = wide.reset_index()[meta + ["score_aware", "score_unaware", "gain"]]
+    for column in ("real_fraction", "maxiter_share"):
+        wide[f"{column}_aware"] = aware[column]
+        wide[f"{column}_unaware"] = unaware[column].reindex(wide.index)
+    wide["budget_evaluations"] = aware["cutoff_fevals"].astype(int)
+    wide["excluded"] = [exclusion(b, min_budget_evaluations) for b in wide["budget_evaluations"]]
+    extra = ["real_fraction_aware", "real_fraction_unaware", "maxiter_share_aware", "maxiter_share_unaware",
+             "budget_evaluations", "excluded"]
+    wide = wide.reset_index()[meta + ["score_aware", "score_unaware", "gain"] + extra]
     return wide.sort_values(["algorithm", "density", "space"], ignore_index=True)
 
 
@@ -270,25 +322,48 @@ def summary_groups(per_space: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 
 def summary(per_space: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame:
-    """Per algorithm and row set of `summary_groups`: mean scores and gain over spaces, SD, bootstrap CI,
-    Spearman correlation of gain with density, seed 001's gain."""
+    """Per algorithm and row set of `summary_groups`: mean scores and gain over the row set's spaces that are
+    not excluded (`gains`), SD, bootstrap CI, Spearman correlation of gain with density, how much of the
+    runs ended by the strategy's own iteration limit and the gain without the spaces where most did, and
+    seed 001's gain. The row sets are those of every space, excluded or not, so a group whose spaces are
+    all excluded keeps its rows (with no spaces and no gain)."""
     rows = []
     for group, frame in summary_groups(per_space):
-        for algorithm, f in frame.groupby("algorithm", sort=False):
+        excluded = is_excluded(frame)
+        for algorithm in dict.fromkeys(frame["algorithm"]):
+            f = frame[~excluded & (frame["algorithm"] == algorithm)]
             g = f["gain"].dropna().to_numpy(dtype=float)
             lo, hi = boot.ci(g) if len(g) else (math.nan, math.nan)
+            # spaces where at least half the runs of either variant ended by maxiter: there the late part of
+            # the scored time range holds the last value of fewer than half of the runs
+            maxiter = (f["maxiter_share_aware"] >= 0.5) | (f["maxiter_share_unaware"] >= 0.5)
+            rest = f.loc[~maxiter, "gain"].dropna()
             rows.append({
                 "group": group, "algorithm": algorithm, "spaces": len(f),
-                "score_aware": float(f["score_aware"].mean()), "score_unaware": float(f["score_unaware"].mean()),
+                "spaces_excluded": int((excluded & (frame["algorithm"] == algorithm)).sum()),
+                "score_aware": _mean(f["score_aware"]), "score_unaware": _mean(f["score_unaware"]),
                 "gain": float(g.mean()) if len(g) else math.nan,
                 "gain_sd": float(g.std(ddof=1)) if len(g) > 1 else math.nan,
                 "gain_ci_low": lo, "gain_ci_high": hi, "spaces_gaining": int((g > 0).sum()) if len(g) else pd.NA,
                 "seed001_gain": SEED_001_GAINS.get(algorithm, math.nan),
                 "gain_density_spearman": _spearman(f["density"], f["gain"]),  # NaN for rs: no gains
+                "real_fraction_aware": _mean(f["real_fraction_aware"]),
+                "real_fraction_unaware": _mean(f["real_fraction_unaware"]),
+                "maxiter_share_aware": _mean(f["maxiter_share_aware"]),
+                "maxiter_share_unaware": _mean(f["maxiter_share_unaware"]),
+                "spaces_maxiter": int(maxiter.sum()) if len(g) else pd.NA,
+                "gain_without_maxiter": float(rest.mean()) if len(rest) else math.nan,
             })
     frame = pd.DataFrame(rows)
-    frame["spaces_gaining"] = frame["spaces_gaining"].astype("Int64")  # empty for rs: no gain to count
+    for column in ("spaces_gaining", "spaces_maxiter"):  # empty for rs: no gain to count
+        frame[column] = frame[column].astype("Int64")
     return frame
+
+
+def _mean(values: pd.Series) -> float:
+    """Mean of the values that are not NaN (NaN when none)."""
+    values = values.dropna()
+    return float(values.mean()) if len(values) else math.nan
 
 
 def _spearman(x: pd.Series, y: pd.Series) -> float:
@@ -310,6 +385,17 @@ SCORES_DOCS = {
     "score_aware": "performance score with constraint_aware=True, or of rs (0 = calculated RS baseline, 1 = optimum at once)",
     "score_unaware": "performance score with constraint_aware=False (empty for rs)",
     "gain": "score_aware - score_unaware",
+    "real_fraction_aware": "share of the scored time range backed by the constraint-aware runs (the package's real "
+                           "stopping point: beyond it fewer than half of the runs go on, and the curve holds its "
+                           "last value)",
+    "real_fraction_unaware": "the same for the constraint-unaware runs (empty for rs)",
+    "maxiter_share_aware": "share of the constraint-aware runs that ended by the strategy's own iteration limit "
+                           "(stop reason strategy; seed 001's maxiter) before the time budget",
+    "maxiter_share_unaware": "the same for the constraint-unaware runs (empty for rs)",
+    "budget_evaluations": "the methodology's budget in evaluations: those the calculated random search needs to get "
+                          "95 % of the way from the median to the optimum (cutoff_fevals)",
+    "excluded": "why the space is kept out of every aggregate (budget_evaluations under "
+                "constraint_aware.min_budget_evaluations); empty where it counts",
     "group": "the space's group (config spaces[].group; by default time for a space tuned on time, accuracy "
              "threshold for one with a threshold)",
 }
@@ -318,7 +404,11 @@ GAINS_DOCS = {
              "time, not time_decay) whatever its group, listed when those spaces are neither all spaces nor "
              "exactly one group",
     "algorithm": "Kernel Tuner strategy (rs: random search, the reference; no gain)",
-    "spaces": "number of spaces", "score_aware": "mean score over spaces, constraint-aware",
+    "spaces": "number of spaces counted: those of the row set that are not excluded (every other column is over "
+              "them)",
+    "spaces_excluded": "spaces of the row set kept out (budget under constraint_aware.min_budget_evaluations; "
+                       "column excluded of the scores table)",
+    "score_aware": "mean score over spaces, constraint-aware",
     "score_unaware": "mean score over spaces, constraint-unaware", "gain": "mean gain over spaces",
     "gain_sd": "SD of the gain over spaces",
     "gain_ci_low": "95 % percentile-bootstrap interval of the mean gain, lower end",
@@ -327,6 +417,16 @@ GAINS_DOCS = {
     "seed001_gain": "gain reported by seed 001 over its 24 spaces",
     "gain_density_spearman": "Spearman correlation of the gain with the space density over the spaces of the "
                              "row set (on GPU: over all GPU spaces; empty for fewer than three spaces)",
+    "real_fraction_aware": "mean over spaces of the share of the scored time range backed by the constraint-aware "
+                           "runs (beyond it the curve holds its last value)",
+    "real_fraction_unaware": "the same for the constraint-unaware runs",
+    "maxiter_share_aware": "mean over spaces of the share of constraint-aware runs that ended by the strategy's own "
+                           "iteration limit (seed 001's maxiter) before the time budget",
+    "maxiter_share_unaware": "the same for the constraint-unaware runs",
+    "spaces_maxiter": "spaces where at least half of the runs with or without awareness ended by the iteration "
+                      "limit",
+    "gain_without_maxiter": "mean gain over the other spaces (empty when none): the gain that does not rest on runs "
+                            "that ended by their iteration limit",
 }
 
 
@@ -340,18 +440,25 @@ def _read_scores(path: str | Path) -> pd.DataFrame:
 
 
 def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path], out_dir: str | Path,
-           curves_out: str | Path, resamples: int, seed: int) -> None:
-    """tables/constraint_aware_{runs,scores,gains} (.csv; .md for the last two) and all spaces' curves."""
+           curves_out: str | Path, resamples: int, seed: int,
+           min_budget_evaluations: int = MIN_BUDGET_EVALUATIONS) -> None:
+    """tables/constraint_aware_{runs,scores,gains} (.csv; .md for the last two) and all spaces' curves.
+
+    A space whose budget is fewer than `min_budget_evaluations` evaluations is flagged in column `excluded`
+    of the runs and scores tables (and of the curves) and counts in no row of the gains table.
+    """
     from analysis.spaces.table import to_markdown
 
     out_dir = Path(out_dir)
     scores = pd.concat([_read_scores(f) for f in score_files], ignore_index=True)
-    per_space = gains(scores)
+    per_space = gains(scores, min_budget_evaluations)
     per_space["group"] = per_space["space"].map(scores.groupby("space")["group"].first())
+    excluded = per_space.drop_duplicates("space").set_index("space")["excluded"]
     from analysis.tables import Bootstrap
 
     summary_frame = summary(per_space, Bootstrap(resamples=resamples, seed=seed))
     scores = scores.sort_values(["space", "algorithm", "constraint_aware"], ignore_index=True)
+    scores["excluded"] = scores["space"].map(excluded)
     write_csv(scores, out_dir / "constraint_aware_runs.csv")  # per strategy: score, stops, budget
     write_csv(per_space, out_dir / "constraint_aware_scores.csv")
     write_text(to_markdown(per_space, "Performance score per space, with and without constraint awareness",
@@ -360,4 +467,5 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
     write_text(to_markdown(summary_frame, "Score gained by constraint awareness, mean over spaces", GAINS_DOCS),
                out_dir / "constraint_aware_gains.md")
     curves = pd.concat([pd.read_parquet(f) for f in curve_files], ignore_index=True)
+    curves["excluded"] = curves["space"].map(excluded).fillna("")
     write_parquet(curves, curves_out)

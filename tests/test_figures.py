@@ -369,6 +369,32 @@ def test_constraint_aware_spaces_figure(tmp_path):
     assert_figure(tmp_path / "s.pdf", tmp_path / "s.png")
 
 
+def test_constraint_aware_figure_leaves_spaces_kept_out_of_the_mean(tmp_path):
+    kept = scores_frame()
+    out = kept.assign(space="W6600/convolution", score=-0.9)  # too small a budget: in no mean
+    frame = pd.concat([kept.assign(excluded=""), out.assign(excluded="budget under 20 evaluations")])
+    fig = constraint_aware.plot(frame, tmp_path / "c.pdf", tmp_path / "c.png")
+    ga = next(ax for ax in fig.axes if ax.get_title() == style.label("genetic_algorithm"))
+    aware = kept[(kept["algorithm"] == "genetic_algorithm") & kept["constraint_aware"]]
+    np.testing.assert_allclose(ga.lines[0].get_ydata(), aware["score"])
+    assert "1 with too small a budget left out" in fig.legends[0].get_title().get_text()
+    # every space kept out: the figure still shows them, rather than nothing
+    fig = constraint_aware.plot(out.assign(excluded="x"), tmp_path / "d.pdf", tmp_path / "d.png")
+    assert (fig.axes[0].lines[0].get_ydata() == -0.9).all()
+
+
+def test_constraint_aware_spaces_figure_marks_the_spaces_kept_out(tmp_path):
+    frame = space_scores_frame()
+    # as read back from the scores CSV: the reason, or NaN (an empty cell) where the space counts
+    frame["excluded"] = frame["space"].map({"cpu/bessel": "budget under 20 evaluations"})
+    fig = constraint_aware.plot_spaces(frame, tmp_path / "s.pdf", tmp_path / "s.png")
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert [label.endswith(" †") for label in labels] == [label.startswith("cpu/bessel") for label in labels]
+    assert any("†" in t.get_text() for t in fig.legends[0].get_texts())
+    fig = constraint_aware.plot_spaces(space_scores_frame(), tmp_path / "t.pdf", tmp_path / "t.png")
+    assert not any("†" in t.get_text() for t in fig.axes[0].get_yticklabels())
+
+
 @pytest.mark.parametrize("densities", [(0.43, 0.5, 0.75), (0.16, 0.17, 0.21, 0.25, 0.42, 0.43, 0.5, 0.52, 1.0),
                                        (0.004, 0.03, 0.2, 0.9)])
 def test_constraint_aware_density_axis_is_labelled_at_every_tick(tmp_path, densities):

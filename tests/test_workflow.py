@@ -87,6 +87,22 @@ def test_excluded_space_is_imported_and_tabulated_but_never_run(tmp_path):
     assert sorted(groups) == sorted(["'\"benchmark_hub\"'", "null"])
 
 
+def test_the_constraint_aware_tables_get_the_configured_minimum_budget(tmp_path):
+    """ca-tables flags the spaces under constraint_aware.min_budget_evaluations: 20 by default, else as configured."""
+    def ca_tables_job(config):
+        out = snakemake("-n", "-p", "--forceall", "--configfile", str(config), "--", ".test-output/tables/"
+                        "constraint_aware_gains.csv", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr + out.stdout
+        return next(line for line in out.stdout.splitlines() if " ca-tables " in line)
+
+    assert "--min-budget-evaluations 20 " in ca_tables_job(REPO / "config/test.yaml")
+    text = (REPO / "config/test.yaml").read_text()
+    assert "\n  time_resolution: 100\n" in text
+    config = tmp_path / "minimum.yaml"
+    config.write_text(text.replace("\n  time_resolution: 100\n", "\n  time_resolution: 100\n  min_budget_evaluations: 7\n"))
+    assert "--min-budget-evaluations 7 " in ca_tables_job(config)
+
+
 def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text((REPO / "config/test.yaml").read_text() + "objectve_sets: {}\n")
@@ -171,6 +187,12 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     assert set(gains["group"]) == {"all", "benchmark_hub", "accuracy threshold"}
     ca_groups = pd.read_csv(root / "tables/constraint_aware_scores.csv").groupby("space")["group"].first()
     assert ca_groups.to_dict() == {"A100/dedispersion": "benchmark_hub", "host-cpu/bessel": "accuracy threshold"}
+    # a space whose budget is under constraint_aware.min_budget_evaluations (20) is flagged and in no mean
+    per_space = pd.read_csv(root / "tables/constraint_aware_scores.csv").groupby("space").agg(
+        budget=("budget_evaluations", "first"), out=("excluded", lambda e: e.notna().any()))
+    assert (per_space["out"] == (per_space["budget"] < 20)).all() and not per_space.loc["A100/dedispersion", "out"]
+    assert (ca.groupby("space")["excluded"].apply(lambda e: e.notna().all()) == per_space["out"]).all()
+    assert (gains.loc[gains["group"] == "all", "spaces"] == (~per_space["out"]).sum()).all()
     for fig in ("score_over_time", "spaces"):
         assert (root / f"figures/constraint_aware/{fig}.png").stat().st_size > 10_000
     for log in ("runs/A100/dedispersion/time/nsga2.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log",

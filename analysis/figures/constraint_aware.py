@@ -37,14 +37,27 @@ def _algorithms(frame: pd.DataFrame) -> list[str]:
     return [a for a in style.COLOURS if a in set(frame["algorithm"]) and a != REFERENCE]
 
 
-def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
+def excluded(frame: pd.DataFrame) -> pd.Series:
+    """Per row, whether its space is kept out of the aggregates (a non-empty `excluded`, as ca-tables writes
+    it for a budget under constraint_aware.min_budget_evaluations); all False without the column."""
+    if "excluded" not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    return frame["excluded"].notna() & (frame["excluded"].astype(str) != "")
+
+
+def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path):
     """One panel per algorithm: score vs fraction of the time budget, solid aware, dashed unaware,
     and random search (the reference, where run) thin in every panel.
 
     One space: the band is the package's 95 % prediction interval. Several: the lines are the
-    mean over spaces (each weighted equally, the package's aggregate) and no band is drawn.
+    mean over spaces (each weighted equally, the package's aggregate) and no band is drawn. Spaces
+    kept out of the aggregates (column `excluded`) are left out of the mean, unless every space is.
+    Returns the figure.
     """
     scores = check_scores(scores)
+    out = excluded(scores)
+    left_out = scores.loc[out, "space"].nunique() if not out.all() else 0
+    scores = scores[~out] if not out.all() else scores
     spaces = sorted(scores["space"].unique())
     algorithms = _algorithms(scores)
     mean = (scores.groupby(["algorithm", "constraint_aware", "time_fraction"], as_index=False)
@@ -79,8 +92,11 @@ def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
             handles.append(Line2D([], [], color=style.colour(REFERENCE), lw=0.7, ls=style.DOTTED,
                                   label=style.label(REFERENCE)))
         where = spaces[0] if len(spaces) == 1 else f"mean over {len(spaces)} spaces"
+        if left_out:
+            where += f" ({left_out} with too small a budget left out)"
         fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), title=where, title_fontsize=7)
         style.save(fig, pdf, png)
+    return fig
 
 
 def check_space_scores(frame: pd.DataFrame, source: str | None = None) -> pd.DataFrame:
@@ -96,6 +112,7 @@ def check_space_scores(frame: pd.DataFrame, source: str | None = None) -> pd.Dat
     return frame
 
 
+FAINT = 0.3  # opacity of a space kept out of the aggregates
 DENSITY_LOG_SPAN = 10.0  # densities spanning more than this factor get a logarithmic axis
 
 
@@ -123,9 +140,11 @@ def density_axis(ax, percent: np.ndarray) -> None:
 def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path):
     """Seed 001 Fig. 5: per space (sparsest at the bottom) the score with (filled) and without (open)
     awareness, one panel per algorithm; right, the gain against the space's density. Random
-    search (no unaware twin) is left out. Returns the figure."""
+    search (no unaware twin) is left out. A space kept out of the aggregates (column `excluded`) is
+    drawn faint, its label marked with a dagger. Returns the figure."""
     frame = check_space_scores(frame)
     frame = frame[frame["algorithm"] != REFERENCE]
+    faint = set(frame.loc[excluded(frame), "space"])
     algorithms = _algorithms(frame)
     order = (frame.drop_duplicates("space").sort_values(["density", "space"], ascending=[False, True])["space"]
              .tolist())
@@ -138,21 +157,26 @@ def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path):
         for ax, a in zip(axes, algorithms):
             g = frame[frame["algorithm"] == a]
             c = style.colour(a)
-            ys = g["space"].map(y).to_numpy()
-            ax.hlines(ys, g["score_unaware"], g["score_aware"], color=c, lw=0.8)
-            ax.plot(g["score_aware"], ys, "o", color=c, ms=3.5)
-            ax.plot(g["score_unaware"], ys, "o", mfc="white", mec=c, ms=3.5)
+            for part, alpha in ((g[~g["space"].isin(faint)], 1.0), (g[g["space"].isin(faint)], FAINT)):
+                ys = part["space"].map(y).to_numpy()
+                ax.hlines(ys, part["score_unaware"], part["score_aware"], color=c, lw=0.8, alpha=alpha)
+                ax.plot(part["score_aware"], ys, "o", color=c, ms=3.5, alpha=alpha)
+                ax.plot(part["score_unaware"], ys, "o", mfc="white", mec=c, ms=3.5, alpha=alpha)
             ax.axvline(0.0, color="black", lw=0.6)
             ax.set_title(style.label(a))
             ax.set_ylim(len(order) - 0.5, -0.5)
             ax.set_yticks(range(len(order)))
-            ax.set_yticklabels([f"{s} ({100 * density[s]:.0f} %)" for s in order] if ax is axes[0] else [])
+            ax.set_yticklabels([f"{s} ({100 * density[s]:.0f} %){' †' if s in faint else ''}" for s in order]
+                               if ax is axes[0] else [])
             ax.set_xlabel("score")
         ax = axes[-1]
         for a in algorithms:
             g = frame[frame["algorithm"] == a]
-            ax.plot(100 * g["density"], g["gain"], style.MARKERS.get(a, "o"), color=style.colour(a), ms=3.5,
-                    label=style.label(a), ls="none")
+            kept = ~g["space"].isin(faint)
+            ax.plot(100 * g.loc[kept, "density"], g.loc[kept, "gain"], style.MARKERS.get(a, "o"),
+                    color=style.colour(a), ms=3.5, label=style.label(a), ls="none")
+            ax.plot(100 * g.loc[~kept, "density"], g.loc[~kept, "gain"], style.MARKERS.get(a, "o"),
+                    color=style.colour(a), ms=3.5, ls="none", alpha=FAINT)
         density_axis(ax, 100 * frame["density"].to_numpy(dtype=float))
         ax.axhline(0.0, color="black", lw=0.6)
         ax.set_xlabel("density (%)")
@@ -160,6 +184,9 @@ def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path):
         ax.legend(loc="best", fontsize=6)
         handles = [Line2D([], [], color="black", marker="o", ls="none", label="constraint-aware"),
                    Line2D([], [], color="black", marker="o", mfc="white", ls="none", label="constraint-unaware")]
-        fig.legend(handles=handles, loc="outside upper center", ncols=2)
+        if faint:
+            handles.append(Line2D([], [], color="black", marker="o", ls="none", alpha=FAINT,
+                                  label="† budget too small: in no mean"))
+        fig.legend(handles=handles, loc="outside upper center", ncols=len(handles))
         style.save(fig, pdf, png)
     return fig

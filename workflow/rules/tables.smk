@@ -29,7 +29,8 @@ rule study_tables:
         " --out-dir {params.out_dir:q} --names {params.names} 2> {log:q}"
 
 
-# The constraint-aware study's tables: scores per space, gains per algorithm next to seed 001's.
+# The constraint-aware study's tables: scores per space, gains per algorithm next to seed 001's, over the
+# spaces whose budget is at least constraint_aware.min_budget_evaluations (the others flagged).
 rule ca_tables:
     input:
         scores=[f"{RESULTS}/constraint_aware/scores/{d}/{k}.parquet" for d, k in CA_SPACES],
@@ -49,9 +50,10 @@ rule ca_tables:
         out_dir=TABLES,
         resamples=config["tables"]["bootstrap_resamples"],
         seed=config["tables"]["bootstrap_seed"],
+        min_budget=CA["min_budget_evaluations"],
     conda:
         ENV
     shell:
         "{CLI} ca-tables --scores {input.scores:q} --curves {input.curves:q} --out-dir {params.out_dir:q}"
         " --curves-out {output.curves:q} --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
-        " 2> {log:q}"
+        " --min-budget-evaluations {params.min_budget} 2> {log:q}"
