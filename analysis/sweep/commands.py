@@ -67,9 +67,10 @@ def add_commands(sub) -> None:
     s.add_argument("--tune-params", default="{}", help="JSON: narrowed value lists (sub-lists of the spec's)")
     s.add_argument("--cache", required=True)
     s.add_argument("--provenance", required=True)
-    s.add_argument("--compile", default="grouped", choices=["grouped", "per-configuration"],
-                   help="cpu: one library per precision combination holding its optimisation variants "
-                        "(default), or Kernel Tuner compiling every configuration on its own")
+    s.add_argument("--compile", default="per-configuration", choices=["per-configuration", "grouped"],
+                   help="cpu: Kernel Tuner compiling every configuration on its own (default), or one library per "
+                        "precision combination holding its optimisation variants (faster; its cache records no "
+                        "per-configuration compile cost, so the space then needs compile_times)")
     s.set_defaults(func=_shard)
 
     s = sub.add_parser("compile-cost-measure",

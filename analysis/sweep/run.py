@@ -259,12 +259,14 @@ COMPILE_MODES = ("grouped", "per-configuration")
 
 def sweep_shard(kernel: str, target: str, size_name: str, cache: str | Path, *, shard: tuple[int, int] = (0, 1),
                 iterations: int = 7, tune_params: Mapping[str, list] | None = None,
-                provenance: str | Path | None = None, compile_mode: str = "grouped") -> dict[str, Any]:
+                provenance: str | Path | None = None, compile_mode: str = "per-configuration") -> dict[str, Any]:
     """Measure (or finish measuring) one shard into the Kernel Tuner cache `cache`; return a summary.
 
-    `compile_mode` (cpu target): "grouped" compiles the optimisation variants of each precision
-    combination into one library (analysis.sweep.variants), "per-configuration" lets Kernel
-    Tuner's C backend compile every configuration on its own. Both write the same cache fields.
+    `compile_mode` (cpu target): "per-configuration" (the default) lets Kernel Tuner's C backend
+    compile every configuration on its own, as a tuning run does; "grouped" compiles the
+    optimisation variants of each precision combination into one library (analysis.sweep.variants),
+    faster, but its cache then records no per-configuration compile cost (a space imported from it
+    needs `compile_times`, analysis.spaces.compile_cost).
     """
     if target not in TARGETS:
         raise SweepError(None, f"unknown target '{target}' (known: {', '.join(TARGETS)})", field="target")
