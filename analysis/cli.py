@@ -131,6 +131,7 @@ def _check_config(a: argparse.Namespace) -> None:
     for path in a.config:
         loaded = config.load(path)
         config.check_files(loaded, config.ROOT, path)
+        config.check_space_objectives(loaded, config.ROOT, path)
         log.info("%s: valid", path)
 
 
@@ -169,6 +170,13 @@ def _verify_space(a: argparse.Namespace) -> int:
     from analysis import verify
 
     return verify.main(a.space, a.config, a.tables, a.work or None, a.settings or None)
+
+
+def _export_space(a: argparse.Namespace) -> None:
+    from analysis.config import FULL_STUDY
+    from analysis.spaces.export import export
+
+    export(a.config or FULL_STUDY, a.space, a.format, a.out)
 
 
 def _readme_results(a: argparse.Namespace) -> int:
@@ -352,7 +360,7 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("verify-space", help="rerun one space's comparison from data/ and compare it with the "
                        "published rows (exit 1 on any difference)")
-    s.add_argument("--space", required=True, help="device/kernel, e.g. intel-xeon-vm/lavamd")
+    s.add_argument("--space", required=True, help="device/kernel, e.g. amd-epyc-vm/lavamd")
     s.add_argument("--config", default="config/config.yaml", help="the config whose comparison is rerun")
     s.add_argument("--tables", default="tables",
                    help="the published tables (their hyperparameters.csv gives the tuned settings' options)")
@@ -362,6 +370,17 @@ def parser() -> argparse.ArgumentParser:
                    help="rerun only these comparison settings; only their indicators and "
                         "speedup_to_rs_spaces rows are compared")
     s.set_defaults(func=_verify_space)
+
+    s = sub.add_parser("export-space", help="write one space of a config as a Kernel Tuner cache or a T4 file, "
+                       "parameters in the kernel's order (docs/running.md)")
+    s.add_argument("--space", required=True, help="device/kernel, e.g. amd-epyc-vm/lavamd")
+    s.add_argument("--format", required=True, choices=["kernel-tuner", "t4"],
+                   help="kernel-tuner: a cache for tune_kernel(simulation_mode=True, cache=FILE) (name it .json); "
+                        "t4: a T4 results file")
+    s.add_argument("--out", required=True, help="the file to write (replaced atomically, mode 0644)")
+    s.add_argument("--config", default=None, help="the config whose entry of the space is imported (source, "
+                   "definition, objectives, compile times; default: the repository's config/config.yaml)")
+    s.set_defaults(func=_export_space)
 
     s = sub.add_parser("readme-results", help="render the results in README.md and docs/results.md from tables/*.csv")
     s.add_argument("--tables", default="tables")

@@ -205,13 +205,60 @@ def _check_options(algorithm: str, options: dict[str, Any], field: str, source: 
         raise ConfigError(source, str(exc), field=f"{field}.{exc.option}" if exc.option else field) from None
 
 
-def _check_algorithm(name: str, field: str, source: str) -> None:
+def _check_algorithm(name: str, field: str, source: str):
+    """The registry's algorithm `name`, whose Kernel Tuner strategy exists; else a ConfigError naming `field`."""
     from analysis.simulate.registry import get_algorithm
 
     try:
-        get_algorithm(name)
+        algorithm = get_algorithm(name)
     except ValueError as exc:
         raise ConfigError(source, str(exc), field=field) from None
+    if not algorithm.unaware:  # the unaware variants compose pymoo in analysis.simulate.unaware
+        from kernel_tuner.interface import strategy_map
+
+        if algorithm.strategy not in strategy_map:
+            raise ConfigError(source, f"algorithm '{name}' runs Kernel Tuner strategy '{algorithm.strategy}' "
+                                      "(analysis/simulate/registry.py), which the installed Kernel Tuner does not "
+                                      f"have (its strategies: {', '.join(sorted(strategy_map))})", field=field)
+    return algorithm
+
+
+def _multi_objective_sets(config: dict[str, Any], names: Iterable[str]) -> list[str]:
+    """Of the objective sets `names`, those with more than one objective."""
+    return [name for name in names if len(config["objective_sets"][name]) > 1]
+
+
+def _studied_objective_sets(config: dict[str, Any]) -> dict[str, list[str]]:
+    """"device/kernel" -> the objective sets the comparison runs on it, for every studied space (listed ones
+    that are not excluded, and sweeps that become spaces): its own `objective_sets`, else simulation's."""
+    default = config["simulation"]["objective_sets"]
+    out = {f"{s['device']}/{s['kernel']}": s["objective_sets"] or default
+           for s in config["spaces"] if not s.get("excluded")}
+    out.update({f"{s['device']}/{s['kernel']}": default for s in config["sweeps"] if s.get("space", True)})
+    return out
+
+
+def _single_objective_problem(algorithm: Any, config: dict[str, Any]) -> str | None:
+    """Why a comparison setting of a single-objective algorithm cannot run (None: it can)."""
+    if algorithm.multi_objective:
+        return None
+    for space, sets in _studied_objective_sets(config).items():
+        multi = _multi_objective_sets(config, sets)
+        if multi:
+            objectives = ", ".join(config["objective_sets"][multi[0]])
+            multi_algorithms = [a.name for a in _registry().values() if a.multi_objective]
+            return (f"'{algorithm.name}' optimises a single objective, but a comparison setting runs on every "
+                    f"objective set of every studied space, and space {space} runs on '{multi[0]}' ({objectives}). "
+                    "Run single-objective settings only on one-objective sets (e.g. `objective_sets: [time]` on "
+                    "those spaces, or simulation.objective_sets), or choose a multi-objective algorithm "
+                    f"({', '.join(multi_algorithms)})")
+    return None
+
+
+def _registry() -> dict[str, Any]:
+    from analysis.simulate.registry import ALGORITHMS
+
+    return ALGORITHMS
 
 
 def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
@@ -234,6 +281,7 @@ def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
         if "constraint_aware" in strategy["options"]:
             raise ConfigError(source, "constraint_aware is set by the study (every strategy runs both ways)",
                               field=f"{where}.constraint_aware")
+        _check_algorithm(strategy["algorithm"], f"constraint_aware.strategies.{name}.algorithm", source)
         _check_options(strategy["algorithm"], strategy["options"], where, source)
     kernels = _study_kernels(config, studied_only=True)
     for kernel, threshold in ca["thresholds"].items():
@@ -279,8 +327,11 @@ def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: boo
     for label, setting in sim["algorithms"].items():
         setting.setdefault("options", {})
         where = f"simulation.algorithms.{label}"
-        _check_algorithm(setting["algorithm"], f"{where}.algorithm", source)
+        algorithm = _check_algorithm(setting["algorithm"], f"{where}.algorithm", source)
         _check_options(setting["algorithm"], setting["options"], f"{where}.options", source)
+        problem = _single_objective_problem(algorithm, config)
+        if problem:
+            raise ConfigError(source, problem, field=f"{where}.algorithm")
         tuned = setting.get("tuned")
         if tuned is not None:
             if tuned not in grids:
@@ -306,7 +357,13 @@ def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: boo
         if grid["objective_set"] not in config["objective_sets"]:
             raise ConfigError(source, f"unknown objective set '{grid['objective_set']}'",
                               field=f"{where}.objective_set")
-        _check_algorithm(grid["algorithm"], f"{where}.algorithm", source)
+        algorithm = _check_algorithm(grid["algorithm"], f"{where}.algorithm", source)
+        if not algorithm.multi_objective and _multi_objective_sets(config, [grid["objective_set"]]):
+            objectives = config["objective_sets"][grid["objective_set"]]
+            raise ConfigError(source, f"'{algorithm.name}' optimises a single objective, but objective set "
+                                      f"'{grid['objective_set']}' has {len(objectives)} ({', '.join(objectives)}); "
+                                      "tune it on a one-objective set, or choose a multi-objective algorithm",
+                              field=f"{where}.objective_set")
         _check_options(grid["algorithm"], grid["fixed"], f"{where}.fixed", source)
         for option, values in grid["options"].items():
             if option in grid["fixed"]:
@@ -385,12 +442,14 @@ def config_label(files: Sequence[str | Path], workdir: str | Path | None = None)
 def check_workflow_config(config: dict[str, Any], files: Sequence[str | Path], base: str | Path,
                           workdir: str | Path | None = None) -> None:
     """What the workflow checks before it plans: each config file reads as strict YAML (Snakemake's
-    loader keeps the last of a repeated key), then the merged config validates and its files exist."""
+    loader keeps the last of a repeated key), then the merged config validates, its files exist and its
+    spaces have the objectives their runs optimise."""
     label = config_label(files, workdir)
     for f in files:
         read_yaml(f, config_label([f], workdir))
     validate(config, label, files=files, workdir=workdir)
     check_files(config, base, label)
+    check_space_objectives(config, base, label)
 
 
 def load(path: str | Path, workdir: str | Path | None = None) -> dict[str, Any]:
@@ -400,11 +459,107 @@ def load(path: str | Path, workdir: str | Path | None = None) -> dict[str, Any]:
 
 
 def check_files(config: dict[str, Any], base: str | Path, source: str = "config") -> None:
-    """Every space's source and definition file must exist (paths relative to `base`)."""
+    """Every space's source, definition and compile-times files must exist (paths relative to `base`)."""
     for i, s in enumerate(config["spaces"]):
         for key in ("source", "definition"):
             if s.get(key) and not (Path(base) / s[key]).is_file():
                 raise ConfigError(source, f"file not found: {s[key]}", field=f"spaces[{i}].{key}")
+        for j, path in enumerate(s.get("compile_times") or []):
+            if not (Path(base) / path).is_file():
+                raise ConfigError(source, f"file not found: {path}", field=f"spaces[{i}].compile_times[{j}]")
+
+
+def space_objectives(entry: dict[str, Any], base: str | Path) -> tuple[set[str] | None, str]:
+    """The objective names a listed space will have once imported, and where they come from.
+
+    With an `objectives:` mapping, its objectives; without one, the importer takes every field named like a
+    study objective, read here from the head of the source (analysis.spaces.peek: its first measured
+    configuration: the start of the file, not the whole of a large gzipped cache). None where the head does
+    not say (the import job then reports the file).
+    """
+    if entry["objectives"]:
+        names = {spec if isinstance(spec, str) else spec.get("name") for spec in entry["objectives"].values()}
+        return names, "its `objectives:` mapping"
+    from analysis.spaces.peek import default_objectives
+
+    return (default_objectives(Path(base) / entry["source"], entry["format"]),
+            f"the fields of {entry['source']} named like study objectives")
+
+
+def check_space_objectives(config: dict[str, Any], base: str | Path, source: str = "config") -> None:
+    """Every studied space has the objectives of every set it runs on; ConfigError naming the field otherwise.
+
+    A space runs on its comparison objective sets (its `objective_sets`, else simulation.objective_sets),
+    on each hyperparameter grid's set where it is a training space, on `time` in the constraint-aware study,
+    plus its threshold's error objective where its kernel has one. (True fronts are computed only for the
+    sets a space has: a set no run needs is no error.) Objective names of `objectives:` mappings must be
+    study objectives or {name, ...} objects. Paths are relative to `base`, after `check_files`.
+    """
+    from analysis.objectives import OBJECTIVES
+
+    for i, s in enumerate(config["spaces"]):
+        for fld, spec in s["objectives"].items():
+            if isinstance(spec, str) and spec not in OBJECTIVES:
+                raise ConfigError(source, f"unknown objective '{spec}' (study objectives: {', '.join(OBJECTIVES)}; "
+                                          "another objective is an object {name, unit, direction})",
+                                  field=f"spaces[{i}].objectives.{fld}")
+    sim, hp, ca = config["simulation"], config["hyperparameters"], config["constraint_aware"]
+    sets = config["objective_sets"]
+    grid_sets = {name: grid["objective_set"] for name, grid in hp["grids"].items()}
+    candidates: list[tuple[str, dict[str, Any] | None, int]] = [
+        (f"{s['device']}/{s['kernel']}", s, i) for i, s in enumerate(config["spaces"]) if not s.get("excluded")]
+    candidates += [(f"{s['device']}/{s['kernel']}", None, i) for i, s in enumerate(config["sweeps"])
+                   if s.get("space", True)]
+    sweep_objectives: set[str] | None = None
+    for name, entry, i in candidates:
+        if entry is None:
+            if sweep_objectives is None:
+                from analysis.sweep.run import OBJECTIVE_FIELDS
+
+                sweep_objectives = set(OBJECTIVE_FIELDS.values())
+            have, origin = sweep_objectives, "a sweep's objectives"
+        else:
+            have, origin = space_objectives(entry, base)
+        if have is None:
+            continue
+        kernel = name.split("/", 1)[1]
+        own = entry is not None and entry["objective_sets"]
+        needs: list[tuple[str, list[str], str, str, str]] = []  # (what, objectives, field, why, remedy)
+        remap = "or map its source's fields to objectives with `objectives:`"
+        for j, set_name in enumerate(entry["objective_sets"] if own else sim["objective_sets"]):
+            where = f"spaces[{i}].objective_sets[{j}]" if own else (
+                f"spaces[{i}].objective_sets" if entry is not None else f"simulation.objective_sets[{j}]")
+            why = ("its comparison runs optimise that set" if own else
+                   "its comparison runs optimise that set (simulation.objective_sets" +
+                   (", as the space lists no `objective_sets:` of its own)" if entry is not None else ")"))
+            needs.append((f"objective set '{set_name}'", sets[set_name], where, why,
+                          f"give the space `objective_sets:` it has (e.g. [time]), {remap}"))
+        if kernel in hp["kernels"]:
+            for grid, set_name in grid_sets.items():
+                needs.append((f"objective set '{set_name}'", sets[set_name],
+                              f"hyperparameters.grids.{grid}.objective_set",
+                              f"the hyperparameter grid '{grid}' is tuned on that set, and the space is one of its "
+                              "training spaces (hyperparameters.kernels)",
+                              f"tune the grid on a set its training spaces have, train on other kernels, {remap}"))
+        if ca["spaces"] is None or name in ca["spaces"]:
+            listed = ca["spaces"] is not None
+            where = f"constraint_aware.spaces[{ca['spaces'].index(name)}]" if listed else "constraint_aware.spaces"
+            needs.append(("objective 'time'", ["time"], where, "the constraint-aware study tunes its spaces on time"
+                          + ("" if listed else " (constraint_aware.spaces: null, so every studied space)"),
+                          f"list the study's spaces in constraint_aware.spaces without this one, {remap}"))
+            threshold = ca["thresholds"].get(kernel)
+            if threshold is not None:
+                error = threshold.get("error", "mre")
+                needs.append((f"objective '{error}'", [error], f"constraint_aware.thresholds.{kernel}.error",
+                              "its kernel's accuracy threshold is on that objective",
+                              f"put the threshold on an error objective the space has, {remap}"))
+        for what, objectives, where, why, remedy in needs:
+            missing = [o for o in objectives if o not in have]
+            if missing:
+                found = ", ".join(sorted(have)) or "none"
+                raise ConfigError(source, f"space {name} lacks {', '.join(map(repr, missing))} of {what} "
+                                          f"({', '.join(objectives)}): {why}; it has {found} ({origin}). "
+                                          f"To fix: {remedy}", field=where)
 
 
 def _check_sweeps(config: dict[str, Any], source: str) -> None:

@@ -1,6 +1,6 @@
 """Check one space's published rows: rerun its comparison from the committed data and compare.
 
-`python -m analysis.cli verify-space --space intel-xeon-vm/lavamd` imports the space from its
+`python -m analysis.cli verify-space --space amd-epyc-vm/lavamd` imports the space from its
 source under `data/`, computes its true fronts, runs every comparison setting of the config at
 every budget (a tuned setting takes the options picked in the published
 `tables/hyperparameters.csv`, so the hyperparameter grid is not rerun), computes the

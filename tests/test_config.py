@@ -60,6 +60,11 @@ def test_duplicate_space_and_missing_file():
     with pytest.raises(ConfigError, match="file not found") as exc:
         cfg.check_files(c, REPO)
     assert exc.value.field == "spaces[0].source"
+    real = {"kernel": "bessel", "device": "d", "source": "data/sweeps/cpu/amd-epyc-vm/bessel.json.gz",
+            "compile_times": ["data/sweeps/cpu/amd-epyc-vm/compile/bessel.json.gz", "nowhere/x.json.gz"]}
+    with pytest.raises(ConfigError, match="file not found: nowhere/x.json.gz") as exc:
+        cfg.check_files(cfg.validate({"spaces": [real]}), REPO)
+    assert exc.value.field == "spaces[0].compile_times[1]"
 
 
 def test_tuned_grid_must_tune_the_algorithm_or_its_unaware_twin():

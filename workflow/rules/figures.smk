@@ -1,5 +1,8 @@
 # Figures: one rule per figure family, each writing a PDF and a 200-dpi PNG in the shared style.
-# Inputs come from the summary and hyperparameter stages and from the space store.
+# Inputs come from the summary and hyperparameter stages and from the space store. In the HTML
+# report (`snakemake --report report.html`) each PDF is listed by its labels (space, objective set,
+# error objective or figure), not by its file name, which repeats (every anytime figure of a space
+# on `time` is time.pdf).
 TRADEOFF_ERROR = "mre"  # the error objective of the trade-off clouds (one of mre, nrmse, nmae)
 
 
@@ -31,7 +34,7 @@ rule figure_hyperparameters:
         f"{RESULTS}/hyperparameters/grid.csv",
     output:
         pdf=report(f"{FIGURES}/hyperparameters/fronts.pdf", caption="../report/figure_hyperparameters.rst",
-                   category="Figures", subcategory="Hyperparameters"),
+                   category="Figures", subcategory="Hyperparameters", labels={"figure": "grid fronts"}),
         png=f"{FIGURES}/hyperparameters/fronts.png",
     log:
         f"{LOGS}/figures/hyperparameters/fronts.log",
@@ -49,7 +52,8 @@ rule figure_anytime:
         f"{RESULTS}/summary/curves.parquet",
     output:
         pdf=report(f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.pdf",
-                   caption="../report/figure_anytime.rst", category="Figures", subcategory="Anytime IGD+"),
+                   caption="../report/figure_anytime.rst", category="Figures", subcategory="Anytime IGD+",
+                   labels={"space": "{device}/{kernel}", "objective set": "{objective_set}"}),
         png=f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.png",
     log:
         f"{LOGS}/figures/anytime/{{device}}/{{kernel}}/{{objective_set}}.log",
@@ -68,7 +72,8 @@ rule figure_anytime_grid:
         f"{RESULTS}/summary/curves.parquet",
     output:
         pdf=report(f"{FIGURES}/anytime/all_{{objective_set}}.pdf", caption="../report/figure_anytime_grid.rst",
-                   category="Figures", subcategory="Anytime IGD+"),
+                   category="Figures", subcategory="Anytime IGD+",
+                   labels={"space": "all spaces", "objective set": "{objective_set}"}),
         png=f"{FIGURES}/anytime/all_{{objective_set}}.png",
     log:
         f"{LOGS}/figures/anytime/all_{{objective_set}}.log",
@@ -87,7 +92,8 @@ rule figure_tradeoff:
         meta=f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.json",
     output:
         pdf=report(f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.pdf", caption="../report/figure_tradeoff.rst",
-                   category="Figures", subcategory="Trade-off clouds"),
+                   category="Figures", subcategory="Trade-off clouds",
+                   labels={"space": "{device}/{kernel}", "error objective": "{error}"}),
         png=f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.png",
     log:
         f"{LOGS}/figures/tradeoff/{{device}}/{{kernel}}/{{error}}.log",
@@ -105,7 +111,7 @@ rule figure_constraint_aware:
         rules.ca_tables.output.curves,
     output:
         pdf=report(f"{FIGURES}/constraint_aware/score_over_time.pdf", caption="../report/figure_constraint_aware.rst",
-                   category="Figures", subcategory="Constraint-aware study"),
+                   category="Figures", subcategory="Constraint-aware study", labels={"figure": "score over time"}),
         png=f"{FIGURES}/constraint_aware/score_over_time.png",
     log:
         f"{LOGS}/figures/constraint_aware/score_over_time.log",
@@ -120,7 +126,7 @@ rule figure_constraint_aware_spaces:
         rules.ca_tables.output.scores,
     output:
         pdf=report(f"{FIGURES}/constraint_aware/spaces.pdf", caption="../report/figure_constraint_aware_spaces.rst",
-                   category="Figures", subcategory="Constraint-aware study"),
+                   category="Figures", subcategory="Constraint-aware study", labels={"figure": "score per space"}),
         png=f"{FIGURES}/constraint_aware/spaces.png",
     log:
         f"{LOGS}/figures/constraint_aware/spaces.log",
