@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.text import Text
 
 from analysis.figures import anytime, constraint_aware, hyperparameters, style, tradeoff
 from analysis.cli import main
@@ -457,3 +458,284 @@ def test_figure_modules_read_no_files():
     for p in modules:
         hits = [line for line in p.read_text().splitlines() if reading.search(line)]
         assert not hits, f"{p.name} reads files: {hits}"
+
+
+# --- the figures as a reader sees them (#33, item 6) ---
+
+GPU_SPACES = [("A100", "convolution"), ("RTX_3060_laptop", "convolution_bat"), ("RTX_Titan", "convolution_bat"),
+              ("A4000", "convolution_milo_old"), ("MI50", "convolution_milo_old"), ("W6600", "dedispersion"),
+              ("RTX_2080_Ti", "gemm"), ("RTX_3060_laptop", "pnpoly"), ("RTX_Titan", "pnpoly")]
+
+
+def grid_curves(spaces=GPU_SPACES, objective_set: str = "time", budget: int = 60,
+                steep: bool = True) -> pd.DataFrame:
+    """Curves of many spaces: the first falls by five decades where `steep` (needs a log axis), the others by a
+    factor 3."""
+    parts = []
+    for i, (device, kernel) in enumerate(spaces):
+        for j, setting in enumerate(("rs", "nsga2", "nsga3_unaware")):
+            k = np.arange(1, budget + 1)
+            fall = 1e-5 ** (k / budget) if i == 0 and steep else 1.0 / (1.0 + 2.0 * k / budget)
+            median = 2.0 * fall * (1 + 0.1 * j)
+            parts.append(pd.DataFrame({
+                "device": device, "kernel": kernel, "objective_set": objective_set, "setting": setting,
+                "algorithm": setting, "budget": budget, "k": k, "igd_median": median, "igd_q1": 0.7 * median,
+                "igd_q3": 1.4 * median, "n_runs": 30}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def visible_axes(fig) -> list:
+    return [ax for ax in fig.axes if ax.get_visible()]
+
+
+def test_anytime_grid_uses_one_y_scale_kind(tmp_path):
+    fig = anytime.plot_grid(grid_curves(), "time", tmp_path / "g.pdf", tmp_path / "g.png", objectives=["time"])
+    scales = {ax.get_yscale() for ax in visible_axes(fig)}
+    assert scales == {"symlog"}, "one panel spans five decades: every panel gets a symmetric-log axis"
+    for ax in visible_axes(fig):
+        assert ax.get_ylim()[0] == 0  # reaching the front (0) stays on the axis
+    # no panel needs a log axis: all linear
+    fig = anytime.plot_grid(grid_curves(steep=False), "time", tmp_path / "h.pdf", tmp_path / "h.png")
+    assert {ax.get_yscale() for ax in visible_axes(fig)} == {"linear"}
+
+
+def test_anytime_grid_titles_fit_their_panels(tmp_path):
+    fig = anytime.plot_grid(grid_curves(), "time", tmp_path / "g.pdf", tmp_path / "g.png", objectives=["time"])
+    fig.draw_without_rendering()  # extents at the screen dpi, not the saved PNG's
+    renderer = fig.canvas.get_renderer()
+    titles = []
+    lefts = sorted({ax.get_window_extent(renderer).x0 for ax in visible_axes(fig)})
+    pitch = min(b - a for a, b in zip(lefts, lefts[1:]))  # from one column's panel to the next
+    for ax in visible_axes(fig):
+        box = ax.title.get_window_extent(renderer)
+        assert box.width < pitch, ax.get_title()
+        assert inside(box, fig.bbox), f"title cut at the figure's edge: {ax.get_title()!r}"
+        titles.append(box.padded(2.0))
+    assert not overlapping(titles)
+    for ax in visible_axes(fig):  # upright evaluation ticks whose labels do not collide
+        ticks = [t for t in ax.get_xticklabels() if t.get_text()]
+        assert all(t.get_rotation() == 0 for t in ticks)
+        assert not overlapping([t.get_window_extent(renderer) for t in ticks])
+    # the full space names are there, on two lines where one does not fit
+    assert any(ax.get_title() == "RTX_3060_laptop\nconvolution_bat" for ax in visible_axes(fig))
+    assert inside(fig.legends[0].get_window_extent(renderer), fig.bbox)
+
+
+def test_anytime_grid_shows_the_interquartile_range(tmp_path):
+    curves = grid_curves(GPU_SPACES[:3])
+    fig = anytime.plot_grid(curves, "time", tmp_path / "g.pdf", tmp_path / "g.png")
+    for ax in visible_axes(fig):
+        bands = {c.get_gid() for c in ax.collections if (c.get_gid() or "").startswith("iqr-")}
+        assert bands == {"iqr-rs", "iqr-nsga2", "iqr-nsga3_unaware"}
+    band = next(c for c in visible_axes(fig)[0].collections if c.get_gid() == "iqr-rs")
+    y = band.get_paths()[0].vertices[:, 1]
+    rs = curves[(curves["device"] == GPU_SPACES[0][0]) & (curves["setting"] == "rs")]
+    assert y.min() == pytest.approx(rs["igd_q1"].min()) and y.max() == pytest.approx(rs["igd_q3"].max())
+    assert "interquartile range" in fig.legends[0].get_title().get_text()
+
+
+def test_anytime_figures_explain_the_bands_and_the_objective_set(tmp_path):
+    o5 = ["time", "memory", "mre", "nrmse", "nmae"]
+    curves = curves_frame().assign(objective_set="O5")
+    fig = anytime.plot(curves, "A100", "convolution", "O5", tmp_path / "a.pdf", tmp_path / "a.png", objectives=o5)
+    fig.draw_without_rendering()  # extents at the screen dpi, not the saved PNG's
+    renderer = fig.canvas.get_renderer()
+    title = fig.axes[0].get_title()
+    assert "O5 = {time, memory, mre, nrmse, nmae}" in title
+    assert inside(fig.axes[0].title.get_window_extent(renderer), fig.bbox)
+    legend = fig.legends[0]
+    assert "shaded: interquartile range" in legend.get_title().get_text()
+    assert "median of 30 runs" in legend.get_title().get_text()
+    assert inside(legend.get_window_extent(renderer), fig.bbox)
+    fig = anytime.plot_grid(curves, "O5", tmp_path / "g.pdf", tmp_path / "g.png", objectives=o5)
+    assert "O5 = {time, memory, mre, nrmse, nmae}" in fig.legends[0].get_title().get_text()
+    # a set named after its one objective is not spelled out twice
+    assert anytime.objective_set_text("time", ["time"]) == "time"
+    # a long space name: the title breaks rather than run off the figure
+    long = time_curves().assign(device="RTX_3060_laptop", kernel="convolution_bat")
+    fig = anytime.plot(long, "RTX_3060_laptop", "convolution_bat", "time", tmp_path / "l.pdf", tmp_path / "l.png",
+                       objectives=["time"])
+    fig.draw_without_rendering()
+    assert inside(fig.axes[0].title.get_window_extent(fig.canvas.get_renderer()), fig.bbox, tol=0)
+    assert fig.axes[0].get_title().startswith("RTX_3060_laptop / convolution_bat")
+
+
+def test_anytime_clip_marker_is_an_upright_le_apart_from_rotated_text(tmp_path):
+    fig = anytime.plot(time_curves(), "A100", "convolution", "time", tmp_path / "a.pdf", tmp_path / "a.png")
+    bottom = fig.axes[1]
+    fig.draw_without_rendering()  # extents at the screen dpi, not the saved PNG's
+    renderer = fig.canvas.get_renderer()
+    marks = [t for t in bottom.get_yticklabels() if t.get_text().startswith("≤")]
+    assert len(marks) == 1 and marks[0].get_text() == "≤−1"
+    mark = marks[0]
+    assert mark.get_rotation() == 0 and mark.get_fontsize() >= 10  # at 7 pt the "≤" reads as rotated
+    # no rotated text (an axis label) stands beside it: the "≤" must not read as one of its letters
+    box = mark.get_window_extent(renderer)
+    rotated = [t for t in fig.findobj(lambda o: hasattr(o, "get_rotation") and hasattr(o, "get_text"))
+               if t.get_text() and t.get_visible() and t.get_rotation() % 180 != 0]
+    near = [t.get_text() for t in rotated
+            if t.get_window_extent(renderer).x1 > box.x0 - 10 and t.get_window_extent(renderer).y0 < box.y1 + 5
+            and t.get_window_extent(renderer).y1 > box.y0 - 5]
+    assert not near, near
+    # the improvement axis says what 0 and 1 are
+    assert "over RS" in bottom.get_title(loc="left")
+
+
+def clustered_grid() -> pd.DataFrame:
+    """A grid like the study's: at the larger budgets most settings bunch up next to the picked one."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for algorithm, pops in (("nsga2", (20, 40, 80)), ("nsga3", (20, 40))):
+        for budget, scale in ((50, 0.15), (100, 0.06), (150, 0.03), (200, 0.015)):
+            for p in pops:
+                for m in (0.05, 0.1, 0.2):
+                    bunched = p == 20 or (p == 40 and m == 0.05)
+                    rows.append({"algorithm": algorithm, "budget": budget, "setting": f"{algorithm}_{p}_{m}",
+                                 "popsize": p, "mutation_prob": m,
+                                 "y1": scale * (0.3 + (0.06 * rng.random() if bunched else rng.uniform(0.3, 1.5))),
+                                 "y2": scale * (0.2 + (0.06 * rng.random() if bunched else rng.uniform(0.3, 1.0)))})
+    df = pd.DataFrame(rows)
+    df["on_front"] = False
+    df["picked"] = False
+    for _, g in df.groupby(["algorithm", "budget"]):
+        y = g[["y1", "y2"]].to_numpy()
+        front = [i for i, v in zip(g.index, y) if not ((y <= v).all(axis=1) & (y < v).any(axis=1)).any()]
+        df.loc[front, "on_front"] = True
+        df.loc[df.loc[front].sort_values("y1").index[0], "picked"] = True
+    return df
+
+
+def test_hyperparameter_labels_overlap_neither_each_other_nor_the_markers(tmp_path):
+    grid = clustered_grid()
+    fig = hyperparameters.plot(grid, tmp_path / "hp.pdf", tmp_path / "hp.png")
+    fig.draw_without_rendering()  # extents at the screen dpi, not the saved PNG's
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
+    assert len(panels) == 8
+    for ax in panels:
+        labels = [t for t in ax.texts if t.get_text()]
+        boxes = [Text.get_window_extent(t, renderer) for t in labels]  # the letters, without the leader line
+        assert not overlapping(boxes), ax.get_title()
+        frame = ax.get_window_extent(renderer)
+        for box in boxes:
+            assert inside(box, frame), ax.get_title()
+        # no label covers a marker (radius 3 pt) or the picked ring
+        points = np.vstack([ln.get_xydata() for ln in ax.get_lines()])
+        for px, py in ax.transData.transform(points):
+            for t, box in zip(labels, boxes):
+                assert not (box.x0 < px < box.x1 and box.y0 < py < box.y1), (ax.get_title(), t.get_text())
+        # every point is numbered (points on top of each other share one label, e.g. "1,2")
+        numbered = sorted(int(n) for t in labels for n in t.get_text().split(","))
+        assert len(numbered) == len(set(numbered))
+        budget = int(ax.get_title().rsplit(" ", 1)[1])
+        algorithm = "nsga2" if ax.get_title().startswith("NSGA-II,") else "nsga3"
+        assert len(numbered) == len(grid[(grid["algorithm"] == algorithm) & (grid["budget"] == budget)])
+        # upright x ticks whose labels do not collide
+        ticks = [t for t in ax.get_xticklabels() if t.get_text()]
+        assert all(t.get_rotation() == 0 for t in ticks)
+        assert not overlapping([t.get_window_extent(renderer) for t in ticks])
+    # the key gives every number its population size and mutation probability
+    keys = [ax for ax in fig.axes if not ax.axison]
+    assert len(keys) == 2
+    for ax, n in zip(keys, (9, 6)):
+        assert sorted(int(t.get_text()) for t in ax.texts if t.get_gid() == "key") == list(range(1, n + 1))
+        assert inside(ax.texts[0].get_window_extent(renderer), fig.bbox)
+    assert hyperparameters.setting_numbers(grid[grid["algorithm"] == "nsga3"])[(40.0, 0.1)] == 5
+
+
+def test_hyperparameter_figure_is_the_same_on_a_rerun(tmp_path):
+    grid = clustered_grid()
+    hyperparameters.plot(grid, tmp_path / "a.pdf", tmp_path / "a.png")
+    hyperparameters.plot(grid, tmp_path / "b.pdf", tmp_path / "b.png")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
+
+
+def many_space_scores(n: int = 12) -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    rows = []
+    for i in range(n):
+        density = (0.43, 0.48, 0.5)[i % 3] if i < 9 else 0.2 + 0.25 * (i - 9)
+        for a in ("genetic_algorithm", "pso", "diff_evo", "firefly_algorithm"):
+            aware, unaware = rng.normal(0.4, 0.3), rng.normal(0.3, 0.3)
+            if a == "firefly_algorithm" and i == 0:
+                aware = -1.0  # one panel reaching much further than the others
+            rows.append({"space": f"dev{i}/kernel{i}", "algorithm": a, "density": density, "score_aware": aware,
+                         "score_unaware": unaware, "gain": aware - unaware})
+    return pd.DataFrame(rows)
+
+
+def test_constraint_aware_spaces_share_the_score_axis_and_mark_rs(tmp_path):
+    frame = many_space_scores()
+    fig = constraint_aware.plot_spaces(frame, tmp_path / "s.pdf", tmp_path / "s.png")
+    fig.draw_without_rendering()  # extents at the screen dpi, not the saved PNG's
+    renderer = fig.canvas.get_renderer()
+    panels = fig.axes[:4]
+    assert len({ax.get_xlim() for ax in panels}) == 1, "the score panels' x ranges differ"
+    lo, hi = panels[0].get_xlim()
+    scores = frame[["score_aware", "score_unaware"]].to_numpy()
+    assert lo <= scores.min() and hi >= scores.max()
+    for ax in panels:
+        rs = [ln for ln in ax.get_lines() if ln.get_gid() == "rs"]
+        assert rs and set(rs[0].get_xdata()) == {0.0}
+        label = [t for t in ax.texts if t.get_gid() == "rs-label"]
+        assert label and label[0].get_text() == "RS"
+        assert "RS" in ax.get_xlabel()
+        assert not overlapping([label[0].get_window_extent(renderer), ax.title.get_window_extent(renderer)])
+
+
+def test_constraint_aware_gain_panel_keeps_its_points_visible(tmp_path):
+    frame = many_space_scores()
+    fig = constraint_aware.plot_spaces(frame, tmp_path / "s.pdf", tmp_path / "s.png")
+    fig.draw_without_rendering()  # extents at the screen dpi, not the saved PNG's
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[-1]
+    legend = ax.get_legend()
+    box = legend.get_window_extent(renderer)
+    xs = {}
+    for ln in ax.get_lines():
+        if (ln.get_gid() or "").startswith("gain-"):
+            for px, py in ax.transData.transform(ln.get_xydata()):
+                assert not (box.x0 <= px <= box.x1 and box.y0 <= py <= box.y1), "the legend covers a point"
+            xs[ln.get_gid()] = ln.get_xdata()
+    assert len(xs) == 4
+    # spaces of one density: each algorithm's points at their own x, so that they do not hide each other
+    first = [x[0] for x in xs.values()]
+    assert len(set(first)) == 4 and max(first) - min(first) < 10
+    assert [ln.get_alpha() for ln in ax.get_lines() if (ln.get_gid() or "").startswith("gain-")] == [0.8] * 4
+
+
+def test_constraint_aware_score_panels_share_the_y_scale_and_show_the_spread(tmp_path):
+    parts = []
+    for i, shift in enumerate((0.0, 0.3, -0.4)):
+        f = scores_frame().assign(space=f"dev/k{i}")
+        f["score"] = f["score"] + shift
+        parts.append(f)
+    scores = pd.concat(parts, ignore_index=True)
+    scores.loc[scores["algorithm"] == "diff_evo", "score"] -= 2.0  # one strategy far below the others
+    fig = constraint_aware.plot(scores, tmp_path / "c.pdf", tmp_path / "c.png")
+    panels = visible_axes(fig)
+    assert len({ax.get_ylim() for ax in panels}) == 1, "the panels' y scales differ"
+    ga = next(ax for ax in panels if ax.get_title() == style.label("genetic_algorithm"))
+    bands = {c.get_gid(): c for c in ga.collections if (c.get_gid() or "").startswith("band-")}
+    assert set(bands) == {"band-aware", "band-unaware"}
+    aware = scores[(scores["algorithm"] == "genetic_algorithm") & scores["constraint_aware"]]
+    q = aware.groupby("time_fraction")["score"].quantile([0.25, 0.75]).unstack()
+    y = bands["band-aware"].get_paths()[0].vertices[:, 1]
+    assert y.min() == pytest.approx(q[0.25].min()) and y.max() == pytest.approx(q[0.75].max())
+    title = fig.legends[0].get_title().get_text()
+    assert "interquartile range over the 3 spaces" in title
+    assert "RS" in fig._supylabel.get_text()
+
+
+def test_tradeoff_fp64_label_stays_clear_of_the_left_spine(tmp_path):
+    space = mixed_precision_space()  # all-FP64 has error 0: its line is the leftmost point, at the spine
+    fig = tradeoff.plot(space.table, space.parameters, "mre", "A100 / bessel", tmp_path / "t.pdf", tmp_path / "t.png")
+    top = fig.axes[0]
+    fig.draw_without_rendering()  # extents (and the labels' white boxes) at the screen dpi
+    renderer = fig.canvas.get_renderer()
+    frame = top.get_window_extent(renderer)
+    clearance = 2.0 * fig.dpi / 72.0
+    for text in (t for t in top.texts if (t.get_gid() or "").startswith("type-")):
+        box = text.get_bbox_patch().get_window_extent(renderer)  # its white box, not only the letters
+        assert box.x0 >= frame.x0 + clearance and box.x1 <= frame.x1 - clearance, text.get_text()

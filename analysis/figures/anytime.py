@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
+from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, MultipleLocator
 
 from analysis.figures import style
 from analysis.figures.contracts import CURVES_COLUMNS, require
@@ -18,13 +18,19 @@ RS = "rs"
 IMPROVEMENT_FLOOR = -1.0  # the bottom panel shows improvements down to this; lower values are clipped (and said so)
 X_LABEL = "evaluations"
 IGD_LABEL = r"median IGD$^+$"
-IMPROVEMENT_LABEL = "rel. improvement\nover RS"
-GRID_COLUMNS_MAX = 4
+IMPROVEMENT_LABEL = "relative improvement over RS (0: RS, 1: IGD$^+$ of 0)"
+GRID_COLUMNS_MAX = 5
+BAND_NOTE = "lines: median of {runs}; shaded: interquartile range"
+BAND_ALPHA = 0.12
+GRID_TITLE_SIZE = 7
+GRID_BAND_ALPHA = 0.08  # lighter in the small multiples, where up to five bands overlap
 RS_ZERO_SHADE = "0.88"  # the lower panel's background where RS's median IGD+ is 0
 RS_ZERO_LABEL = "RS median 0 (shaded below):\nthere ≤ −1 means behind RS"
 CLIP_LANE = 0.07  # settings clipped at the floor are drawn this far apart below it
 LOG_SPAN = 100.0  # IGD+ values spanning more than this factor get a symmetric-log axis
 LOG_DECADES = 5  # ... with at most this many decades drawn logarithmically
+CLIP_MARK = "≤"  # before the floor's tick label where values below the floor are drawn on it
+CLIP_MARK_SIZE = 10  # ... in this size (points): at the tick labels' 7 pt a "≤" reads as a rotated glyph
 
 
 def igd_label(objectives: Sequence[str] | None = None) -> str:
@@ -93,29 +99,74 @@ def _settings(sel: pd.DataFrame) -> dict[str, str]:
     return dict(zip(pairs["setting"], pairs["algorithm"]))
 
 
-def _draw_igd(ax, sel: pd.DataFrame, styles: dict[str, dict], band: bool = True) -> None:
+def band_note(runs: str) -> str:
+    """What the lines and the shaded bands of an anytime figure are (a legend title)."""
+    return BAND_NOTE.format(runs=runs)
+
+
+def objective_set_text(objective_set: str, objectives: Sequence[str] | None = None) -> str:
+    """The objective set as a reader needs it: 'O5 = {time, memory, mre, nrmse, nmae}'; its name alone
+    where its objectives are not given or it is named after its one objective (time)."""
+    if not objectives or list(objectives) == [objective_set]:
+        return objective_set
+    return f"{objective_set} = {{{', '.join(objectives)}}}"
+
+
+def _draw_igd(ax, sel: pd.DataFrame, styles: dict[str, dict], band: bool = True, alpha: float = BAND_ALPHA,
+              log: bool | None = None) -> None:
+    """Median IGD+ lines, with the interquartile range shaded where `band`; `log`: see `_igd_scale`."""
     for s, st in styles.items():
         g = sel[sel["setting"] == s]
         if band:
-            ax.fill_between(g["k"], g["igd_q1"], g["igd_q3"], color=st["color"], alpha=0.12, lw=0)
+            # a quartile that is still infinite (a run without a valid point yet) leaves a gap
+            q1, q3 = (g[c].where(np.isfinite(g[c])) for c in ("igd_q1", "igd_q3"))
+            ax.fill_between(g["k"], q1, q3, color=st["color"], alpha=alpha, lw=0, gid=f"iqr-{s}")
         ax.plot(g["k"], g["igd_median"], color=st["color"], ls=st["linestyle"], label=st["label"])
     drawn = sel[sel["setting"].isin(list(styles))]
-    _igd_scale(ax, drawn[["igd_median", "igd_q1", "igd_q3"] if band else ["igd_median"]].to_numpy(dtype=float))
+    _igd_scale(ax, drawn[["igd_median", "igd_q1", "igd_q3"] if band else ["igd_median"]].to_numpy(dtype=float), log)
 
 
-def _igd_scale(ax, values: np.ndarray) -> None:
-    """A symmetric-log y axis when the IGD+ values span more than LOG_SPAN, else linear; from 0 either way.
+def spans_decades(values: np.ndarray) -> bool:
+    """Whether the positive finite values span more than LOG_SPAN (then a symmetric-log axis is needed)."""
+    positive = values[np.isfinite(values) & (values > 0)]
+    return bool(len(positive)) and positive.max() / positive.min() > LOG_SPAN
+
+
+def _igd_scale(ax, values: np.ndarray, log: bool | None = None) -> None:
+    """A symmetric-log y axis when the IGD+ values span more than LOG_SPAN (or `log` says so), else linear;
+    from 0 either way.
 
     IGD+ falls by orders of magnitude over a run, so on a linear axis the first evaluations flatten
     the rest. Symlog keeps 0 (the true front reached) on the axis: linear below the largest power of
-    ten under the smallest positive value, logarithmic above.
+    ten under the smallest positive value, logarithmic above. `log` True/False overrides the choice
+    (a grid of panels takes one kind for all of them).
     """
     positive = values[np.isfinite(values) & (values > 0)]
-    if len(positive) and positive.max() / positive.min() > LOG_SPAN:
+    if log is None:
+        log = spans_decades(values)
+    if log:
         # at most LOG_DECADES decades above the linear part: smaller values are as good as 0 here
-        low = max(positive.min(), positive.max() / 10.0 ** LOG_DECADES)
+        low = max(positive.min(), positive.max() / 10.0 ** LOG_DECADES) if len(positive) else 1.0
         ax.set_yscale("symlog", linthresh=10.0 ** math.floor(math.log10(low)), linscale=0.6)
     ax.set_ylim(bottom=0)
+
+
+def _improvement_ticks(ax, floor: float, clipped: bool) -> None:
+    """Ticks of the improvement axis every 0.5 (0.25 for a floor above −0.5), labelled upright.
+
+    Where values below the floor are drawn on it, the floor's label reads "≤−1", larger than the other
+    tick labels: at their 7 pt the small "≤" reads as a rotated glyph.
+    """
+    lo, hi = ax.get_ylim()
+    step = 0.5 if floor < -0.5 else 0.25
+    ticks = [round(t, 9) + 0.0 for t in MultipleLocator(step).tick_values(lo, hi) if lo - 1e-9 <= t <= hi + 1e-9]
+    at_floor = [clipped and abs(t - floor) < 1e-9 for t in ticks]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(FixedFormatter(
+        [(CLIP_MARK if f else "") + f"{t:g}".replace("-", "−") for t, f in zip(ticks, at_floor)]))
+    for tick, f in zip(ax.yaxis.get_major_ticks(numticks=len(ticks)), at_floor):
+        if f:
+            tick.label1.set_fontsize(CLIP_MARK_SIZE)
 
 
 def _rs_setting(settings: dict[str, str]) -> str:
@@ -136,11 +187,15 @@ def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf
         styles = style.setting_styles(settings)
         fig, (top, bottom) = style.figure(height=3.6, nrows=2, sharex=True, height_ratios=[3, 2])
         _draw_igd(top, sel, styles)
-        top.set_ylabel(igd_label(objectives))
-        runs = int(sel["n_runs"].min())
-        top.set_title(f"{device} / {kernel}, {objective_set}, budget {budget}, {runs} runs"
-                      if runs == int(sel["n_runs"].max()) else
-                      f"{device} / {kernel}, {objective_set}, budget {budget}, {runs}-{int(sel['n_runs'].max())} runs")
+        lo, hi = int(sel["n_runs"].min()), int(sel["n_runs"].max())
+        runs = f"{lo} runs" if lo == hi else f"{lo}-{hi} runs"
+        described = objective_set_text(objective_set, objectives)
+        # a set of several objectives is spelled out on a line of its own (O3, O5 mean nothing alone);
+        # a title too wide for the figure breaks after the space's name
+        titles = ([f"{device} / {kernel}, {objective_set}, budget {budget}",
+                   f"{device} / {kernel}\n{objective_set}, budget {budget}"] if described == objective_set else
+                  [f"{device} / {kernel}, budget {budget}\n{described}",
+                   f"{device} / {kernel}\nbudget {budget}\n{described}"])
         rs = sel[sel["setting"] == rs_setting].set_index("k")["igd_median"]
         lowest = 0.0
         bottom.axhline(0.0, color=styles[rs_setting]["color"], lw=1.0)
@@ -169,11 +224,11 @@ def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf
             y = np.where(imp < floor, floor - CLIP_LANE * (lanes.index(s) if s in lanes else 0), imp)
             bottom.plot(k, y, color=styles[s]["color"], ls=styles[s]["linestyle"], gid=s)
         bottom.set_ylim(floor - CLIP_LANE * max(len(lanes) - 1, 0) - 0.05, 1.05)
-        bottom.yaxis.set_major_locator(MultipleLocator(0.5 if floor < -0.5 else 0.25))
-        # the floor's tick says that lower values (and −inf, behind an RS at 0) are drawn on it
-        bottom.yaxis.set_major_formatter(FuncFormatter(
-            lambda v, _: ("≤ " if clipped and abs(v - floor) < 1e-9 else "") + f"{v:g}".replace("-", "−")))
-        bottom.set_ylabel(IMPROVEMENT_LABEL)
+        _improvement_ticks(bottom, floor, clipped)
+        top.set_ylabel(igd_label(objectives))
+        # named above the panel, upright: a rotated axis label beside the tick labels made the floor's
+        # "≤" look like a rotated letter of it
+        bottom.set_title(IMPROVEMENT_LABEL, loc="left", fontsize=7, pad=3)
         bottom.set_xlabel(X_LABEL)
         bottom.set_xlim(0, budget)
         bottom.xaxis.set_major_locator(evaluation_locator())
@@ -181,16 +236,46 @@ def plot(curves: pd.DataFrame, device: str, kernel: str, objective_set: str, pdf
         if zero:
             handles.append(Patch(color=RS_ZERO_SHADE, lw=0))
             labels.append(RS_ZERO_LABEL)
-        fig.legend(handles, labels, loc="outside upper center", ncols=2)
+        style.fitted_legend(fig, handles, labels, ncols=2, title=band_note(runs), title_fontsize=7)
+        for title in titles:
+            top.set_title(title)
+            fig.draw_without_rendering()
+            if style.fits(top.title.get_window_extent(), fig.bbox, dpi=fig.dpi):
+                break
         style.save(fig, pdf, png)
     return fig
 
 
+def _fit_titles(fig, axes, titles: list[str], two_line: list[str]) -> None:
+    """Panel titles on one line where every one fits its column, else each on two lines (`two_line`);
+    a title that would still run off the figure's side is aligned with its panel's edge there."""
+    pad = 2.0 * fig.dpi / 72.0
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    lefts = sorted({round(ax.get_window_extent(renderer).x0, 3) for ax in axes})
+    pitch = min((b - a for a, b in zip(lefts, lefts[1:])), default=fig.bbox.width)
+    if any(ax.title.get_window_extent(renderer).width > pitch - pad for ax in axes):
+        for ax, t in zip(axes, two_line):
+            ax.set_title(t, fontsize=GRID_TITLE_SIZE)
+        fig.draw_without_rendering()
+    for ax in axes:
+        box = ax.title.get_window_extent(renderer)
+        if box.x1 > fig.bbox.x1 - pad:
+            ax.title.set_horizontalalignment("right")
+            ax.title.set_x(1.0)
+        elif box.x0 < fig.bbox.x0 + pad:
+            ax.title.set_horizontalalignment("left")
+            ax.title.set_x(0.0)
+
+
 def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: str | Path,
               objectives: Sequence[str] | None = None):
-    """Small multiples: median IGD+ vs evaluations, one panel per space of an objective set; returns the figure.
+    """Small multiples: median IGD+ vs evaluations with IQR bands, one panel per space of an objective set;
+    returns the figure.
 
-    `objectives`: those of the set, for the unit of the IGD+ axis (see `igd_label`).
+    Every panel has the same kind of y axis: symmetric-log (each with its own linear threshold, see
+    `_igd_scale`) where any panel's values span more than LOG_SPAN, else linear. `objectives`: those
+    of the set, for the unit of the IGD+ axis (see `igd_label`) and the legend's title.
     """
     require(curves, CURVES_COLUMNS)
     sub = curves[curves["objective_set"] == objective_set]
@@ -202,17 +287,21 @@ def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: st
     settings: dict[str, str] = {}
     for sel, _ in parts:
         settings.update(_settings(sel))
+    log = any(spans_decades(sel[["igd_median", "igd_q1", "igd_q3"]].to_numpy(dtype=float)) for sel, _ in parts)
     ncols = min(GRID_COLUMNS_MAX, len(spaces))
     nrows = math.ceil(len(spaces) / ncols)
     with style.context():
         styles = style.setting_styles(settings)
-        fig, axes = style.figure(width=7.0, height=1.45 * nrows + 0.55, nrows=nrows, ncols=ncols,
+        fig, axes = style.figure(width=7.0, height=1.55 * nrows + 0.7, nrows=nrows, ncols=ncols,
                                  squeeze=False, sharex=False)
         fig.get_layout_engine().set(wspace=0.08)
         devices = sorted({d for d, _ in spaces})
-        for ax, (d, k), (sel, budget) in zip(axes.flat, spaces, parts):
-            _draw_igd(ax, sel, {s: st for s, st in styles.items() if s in set(sel["setting"])}, band=False)
-            ax.set_title(k if len(devices) == 1 else f"{d} / {k}")
+        one = [k if len(devices) == 1 else f"{d} / {k}" for d, k in spaces]
+        two = [k if len(devices) == 1 else f"{d}\n{k}" for d, k in spaces]
+        for ax, (d, k), (sel, budget), title in zip(axes.flat, spaces, parts, one):
+            _draw_igd(ax, sel, {s: st for s, st in styles.items() if s in set(sel["setting"])},
+                      alpha=GRID_BAND_ALPHA, log=log)
+            ax.set_title(title, fontsize=GRID_TITLE_SIZE)
             ax.set_xlim(0, budget)
             ax.xaxis.set_major_locator(evaluation_locator(4))
         for ax in axes.flat[len(spaces):]:
@@ -227,9 +316,14 @@ def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: st
             for h, lab in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(lab, h)
         budgets = sorted({b for _, b in parts})
-        fig.legend(handles.values(), handles.keys(), loc="outside upper center", ncols=min(6, len(handles)),
-                   title=(f"{devices[0]}, " if len(devices) == 1 else "")
-                   + f"objective set {objective_set}, budget {', '.join(map(str, budgets))}; median over runs",
-                   title_fontsize=7)
+        lo = min(int(sel["n_runs"].min()) for sel, _ in parts)
+        hi = max(int(sel["n_runs"].max()) for sel, _ in parts)
+        runs = f"{lo} runs" if lo == hi else f"{lo}-{hi} runs"
+        style.fitted_legend(fig, list(handles.values()), list(handles.keys()), ncols=min(6, len(handles)),
+                            title=(f"{devices[0]}, " if len(devices) == 1 else "")
+                            + f"objective set {objective_set_text(objective_set, objectives)}, budget "
+                            + f"{', '.join(map(str, budgets))}\n{band_note(runs)}",
+                            title_fontsize=7)
+        _fit_titles(fig, list(axes.flat[:len(spaces)]), one, two)
         style.save(fig, pdf, png)
     return fig

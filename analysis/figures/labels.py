@@ -14,7 +14,8 @@ _DIRECTIONS = [
     ((-1, -1), "right", "top"), ((0, 1.4), "center", "bottom"), ((0, -1.4), "center", "top"),
     ((1.4, 0), "left", "center"), ((-1.4, 0), "right", "center"),
 ]
-_DISTANCES = (2.5, 5.0, 9.0)
+_DISTANCES = (2.5, 5.0, 8.0, 12.0, 17.0, 23.0)
+_LINE_STEP_PX = 2.0  # a line to keep clear of is sampled this often
 
 
 def _overlap(a: Bbox, b: Bbox) -> float:
@@ -29,13 +30,33 @@ def _box(px: float, py: float, w: float, h: float, ha: str, va: str) -> Bbox:
     return Bbox.from_extents(x0, y0, x0 + w, y0 + h)
 
 
+def _line_boxes(ax: Axes, lines: Sequence[Sequence[tuple[float, float]]], half_px: float) -> list[Bbox]:
+    """Small boxes along every polyline (data coordinates), `_LINE_STEP_PX` apart."""
+    boxes = []
+    for line in lines:
+        if len(line) < 2:
+            continue
+        pts = ax.transData.transform(np.asarray(line, dtype=float))
+        for (x0, y0), (x1, y1) in zip(pts[:-1], pts[1:]):
+            n = max(int(np.hypot(x1 - x0, y1 - y0) / _LINE_STEP_PX), 1)
+            for t in np.linspace(0.0, 1.0, n + 1):
+                x, y = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+                boxes.append(Bbox.from_extents(x - half_px, y - half_px, x + half_px, y + half_px))
+    return boxes
+
+
 def place_labels(ax: Axes, xs: Sequence[float], ys: Sequence[float], texts: Sequence[str],
                  marker_radius_pt: float = 3.0, keep_clear: Sequence[tuple[float, float, float]] = (),
+                 keep_clear_lines: Sequence[Sequence[tuple[float, float]]] = (), merge_within_pt: float = 0.0,
                  **text_kw) -> list:
     """Annotate every (x, y) with its text at the candidate offset of least overlap; return the annotations.
 
-    `keep_clear` holds further (x, y, radius in points) discs to avoid, e.g. a highlight ring. Call once
-    the axes limits are final and the figure has been laid out (`fig.draw_without_rendering()`).
+    The first offset (nearest first) that overlaps nothing wins; where every one overlaps, the least
+    overlap. `keep_clear` holds further (x, y, radius in points) discs to avoid, e.g. a highlight
+    ring; `keep_clear_lines` polylines (lists of (x, y)) to avoid, e.g. a drawn front. Points closer
+    than `merge_within_pt` to an earlier one (markers drawn on top of each other) share one label,
+    their texts joined by commas. The most crowded points are labelled first. Call once the axes
+    limits are final and the figure has been laid out (`fig.draw_without_rendering()`).
     """
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
@@ -46,11 +67,25 @@ def place_labels(ax: Axes, xs: Sequence[float], ys: Sequence[float], texts: Sequ
     for x, y, rad in keep_clear:
         (px, py), rr = ax.transData.transform((x, y)), rad * to_px
         obstacles.append(Bbox.from_extents(px - rr, py - rr, px + rr, py + rr))
+    obstacles += _line_boxes(ax, keep_clear_lines, 0.8 * to_px)
     frame = ax.get_window_extent(renderer)
     pad = 1.0 * to_px  # clearance kept around every label
     placed: list[Bbox] = []
     annotations = []
-    for (x, y), (px, py), text in zip(zip(xs, ys), pts, texts):
+    groups: list[list[int]] = []  # indices of points drawn (nearly) on top of each other
+    for i, p in enumerate(pts):
+        near = next((g for g in groups if np.hypot(*(pts[g[0]] - p)) < merge_within_pt * to_px), None)
+        if near is None:
+            groups.append([i])
+        else:
+            near.append(i)
+    crowd = [int((np.hypot(*(pts - pts[g[0]]).T) < 20.0 * to_px).sum()) for g in groups]
+    order = sorted(range(len(groups)), key=lambda j: (-crowd[j], j))
+    for j in order:
+        first = groups[j][0]
+        x, y, (px, py) = xs[first], ys[first], pts[first]
+        parts = [texts[i] for i in groups[j]]
+        text = ",".join(sorted(parts, key=lambda t: (not t.isdigit(), int(t) if t.isdigit() else 0, t)))
         probe = ax.annotate(text, (x, y), xytext=(0, 0), textcoords="offset points", **text_kw)
         size = probe.get_window_extent(renderer)
         probe.remove()
@@ -59,7 +94,7 @@ def place_labels(ax: Axes, xs: Sequence[float], ys: Sequence[float], texts: Sequ
         for dist in _DISTANCES:
             for (dx, dy), ha, va in _DIRECTIONS:
                 box = _box(px + dx * dist * to_px, py + dy * dist * to_px, w, h, ha, va).padded(pad)
-                outside = w * h - _overlap(box, frame)
+                outside = max(box.width * box.height - _overlap(box, frame), 0.0)
                 cost = sum(_overlap(box, b) for b in placed) + sum(_overlap(box, b) for b in obstacles)
                 cost += 20.0 * outside
                 if best is None or cost < best[0] - 1e-9:

@@ -150,6 +150,30 @@ def figure(width: float | None = None, height: float | None = None, **subplots) 
     return fig, fig.subplots(**subplots)
 
 
+def fits(box, frame, pad_pt: float = 1.0, dpi: float = 100.0) -> bool:
+    """Whether `box` lies inside `frame` (display boxes) with `pad_pt` points to spare on every side."""
+    pad = pad_pt * dpi / 72.0
+    return (box.x0 >= frame.x0 + pad and box.x1 <= frame.x1 - pad
+            and box.y0 >= frame.y0 + pad and box.y1 <= frame.y1 - pad)
+
+
+def fitted_legend(fig: Figure, handles: Sequence, labels: Sequence[str], ncols: int, **kwargs):
+    """A figure legend above the panels in at most `ncols` columns, fewer where it would be wider than the figure.
+
+    Returns the legend. Other keyword arguments go to `Figure.legend`.
+    """
+    legend = None
+    for n in range(max(1, ncols), 0, -1):
+        if legend is not None:
+            legend.remove()
+        legend = fig.legend(handles, labels, loc="outside upper center", ncols=n, **{"alignment": "center", **kwargs})
+        legend.get_title().set_multialignment("center")
+        fig.draw_without_rendering()
+        if fits(legend.get_window_extent(), fig.bbox, 0.0, fig.dpi):
+            break
+    return legend
+
+
 def save(fig: Figure, pdf: str | Path, png: str | Path) -> None:
     """Write the figure as PDF and as PNG (dpi from the style), each atomically, without timestamps."""
     with atomic_path(pdf) as tmp:

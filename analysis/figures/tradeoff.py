@@ -9,6 +9,7 @@ import moocore
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from matplotlib.transforms import offset_copy
 
 from analysis.figures import style
 from analysis.figures.contracts import require
@@ -23,6 +24,8 @@ MEMORY = OBJECTIVES["memory"].column
 HIGHLIGHT = style.OKABE_ITO["vermillion"]
 TYPE_LINE = {"color": "0.35", "ls": (0, (3, 2)), "lw": 0.7}  # the dashed lines of the one-type configurations
 TYPE_LEGEND = "median error with every precision\nparameter of one type (as labelled)"
+LABEL_CLEARANCE_PT = 3.0  # a one-type label keeps this far from the panel's left and right edges ...
+LINE_GAP_PT = 2.0  # ... and, where set beside its line to do so, this far from the line
 _MEMORY_UNITS = ((1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "bytes"))
 
 
@@ -103,16 +106,21 @@ def label_type_lines(ax, lines: Mapping[str, float], data_top: float) -> list:
     renderer = fig.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
     pad = 2.0 * fig.dpi / 72.0
+    clearance = LABEL_CLEARANCE_PT * fig.dpi / 72.0
     texts, boxes, rows = [], [], []
     for t, x in sorted(lines.items(), key=lambda tx: tx[1]):
         text = ax.text(x, 1.0, PRECISION_NAMES[t], transform=ax.get_xaxis_transform(), ha="center", va="top",
                        fontsize=7, color="0.2", zorder=4, gid=f"type-{t}",
                        bbox={"boxstyle": "square,pad=0.15", "fc": "white", "ec": "none"})
+        text.set_in_layout(False)  # placed after the layout: it must not move the panels
         box = text.get_window_extent(renderer)
-        if box.x0 < frame.x0:  # keep the label inside the panel, its edge on the line
+        if box.x0 < frame.x0 + clearance:
+            # near the left spine: the label beside the line, right of it, clear of the spine
             text.set_ha("left")
-        elif box.x1 > frame.x1:
+            text.set_transform(offset_copy(ax.get_xaxis_transform(), fig=fig, x=LINE_GAP_PT, units="points"))
+        elif box.x1 > frame.x1 - clearance:
             text.set_ha("right")
+            text.set_transform(offset_copy(ax.get_xaxis_transform(), fig=fig, x=-LINE_GAP_PT, units="points"))
         row = 0
         while True:
             text.set_y(1.0 - row * (box.height + pad) / frame.height)
