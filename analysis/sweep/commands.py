@@ -119,3 +119,7 @@ def add_commands(sub) -> None:
     s.add_argument("--readme", default="workflow/kernels/README.md")
     s.add_argument("--check", action="store_true", help="write nothing; exit 1 when the README differs")
     s.set_defaults(func=_sizes)
+
+    from analysis.sweep.gpu_commands import add_commands as add_gpu_commands  # gpu-lease, gpu-bundle, ...
+
+    add_gpu_commands(sub)

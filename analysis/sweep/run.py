@@ -135,20 +135,23 @@ def make_nonfinite_observer(output_types: Sequence[str] | None, memo: OutputMemo
     return NonfiniteObserver(metric=lambda a, b: 0.0, key=NONFINITE_FIELD)
 
 
-def reference_check(spec: KernelSpec, target: str, size_name: str) -> dict[str, float]:
+def reference_check(spec: KernelSpec, target: str, size_name: str,
+                    reference: Mapping[str, np.ndarray] | None = None) -> dict[str, float]:
     """The correctness gate: run the reference configuration (every type double, policy accurate) once
     and compare each output with the float64 reference; a SweepError names the kernel, the target, the
     output and the error when the worst of MRE, NRMSE and NMAE exceeds the spec's `tolerance`.
 
     Returns the worst metrics over the outputs. On cpu the port is compiled with g++ as the sweep
-    compiles it; on cuda Kernel Tuner's run_kernel runs kernel.cu on the GPU.
+    compiles it; on cuda Kernel Tuner's run_kernel runs kernel.cu on the GPU. `reference` (output name
+    -> float64 array) is the float64 reference when the caller already has it (the GPU lease computes
+    the `gpu` size's references in worker processes); by default it is computed here.
     """
     config = harness.all_double_config(spec.name, target)
     if target == "cpu":
         outputs = harness.run_cpu(spec.name, config, size_name)
     else:
         outputs = _run_cuda_once(spec, config, size_name)
-    ref = harness.reference_outputs(spec.name, size_name)
+    ref = reference if reference is not None else harness.reference_outputs(spec.name, size_name)
     per_output = {}
     for name, values in outputs.items():
         metrics = error_metrics(values, ref[name])

@@ -1,0 +1,128 @@
+"""Sub-commands of `python -m analysis.cli` for GPU leases: gpu-lease, gpu-lease-merge, gpu-bundle, gpu-plan-doc."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+
+from analysis.errors import InputError
+
+log = logging.getLogger("analysis.cli")
+
+
+def _lease(a: argparse.Namespace) -> int:
+    from analysis.sweep import cuda_modules, gpu_lease
+
+    if a.plan:
+        resumed = gpu_lease.resume(a.resume, size_name=a.size, gpu=a.gpu, kernels=a.kernels or None)
+        for note in resumed.refused:
+            log.warning("resume: left out %s", note)
+        plans = gpu_lease.plan(a.kernels or None, resumed, rates=gpu_lease.measured_rates(resumed.provenance),
+                               compile=gpu_lease.compile_rates(), visit_minutes=a.visit_minutes, reserve_s=a.reserve_s)
+        print(gpu_lease.format_plan(plans))
+        print(f"\nvisits of {a.visit_minutes:g} usable minutes less {a.reserve_s:g} s for packing; a rate 'assumed' "
+              "is no measurement (see docs/kernels.md, GPU sweeps in short leases)")
+        return 0
+    if a.compile_only:
+        if not a.kernels or not a.out:
+            raise InputError(None, "--compile-only needs --kernels and --out", field="--compile-only")
+        for kernel in a.kernels:
+            summary = cuda_modules.compile_space(kernel, a.size, f"{a.out}/{kernel}", a.arch, chunk=a.chunk,
+                                                 jobs=a.jobs, limit=a.max_configs)
+            print(json.dumps(summary))
+            if summary["failed"]:
+                log.error("%s: %d module(s) failed to compile", kernel, len(summary["failed"]))
+                return 1
+        return 0
+    if a.deadline_min is None or not a.out:
+        raise InputError(None, "a lease needs --deadline-min and --out (or --plan, or --compile-only)",
+                         field="--deadline-min")
+    prov = gpu_lease.lease(a.out, a.deadline_min, kernels=a.kernels or None, resume_paths=a.resume, work=a.work,
+                           size_name=a.size, iterations=a.iterations, chunk=a.chunk, jobs=a.jobs, batch_min=a.batch,
+                           energy_window=a.energy_window, reserve_s=a.reserve_s, max_configs=a.max_configs)
+    print(json.dumps({"stop": prov["visit"]["stop"], "written": prov["written"],
+                      "kernels": {k: {f: r.get(f) for f in ("measured_now", "done_after", "configurations", "complete")}
+                                  for k, r in prov["kernels"].items()}}, indent=1))
+    return 0
+
+
+def _merge(a: argparse.Namespace) -> None:
+    from analysis.sweep import gpu_lease
+
+    summary = gpu_lease.merge_packs(a.packs, a.out, gpu=a.gpu, size_name=a.size)
+    log.info("merged lease packs into %s: %s", a.out, summary)
+
+
+def _bundle(a: argparse.Namespace) -> None:
+    from analysis.sweep import gpu_bundle
+
+    manifest = gpu_bundle.build(a.out, python_version=a.python_version, platforms=a.platform)
+    log.info("bundle in %s: %d wheels, %.1f MiB in all", a.out, len(manifest["wheels"]), manifest["bytes"] / 2**20)
+
+
+def _plan_doc(a: argparse.Namespace) -> int:
+    from analysis.sweep import gpu_lease
+
+    return gpu_lease.render_doc(a.doc, a.report, check=a.check)
+
+
+# defaults, literal so that registering the commands imports nothing heavy (tests check them against
+# analysis.sweep.gpu_lease's and cuda_modules' constants)
+DEFAULTS = {"size": "gpu", "chunk": 16, "batch": 256, "energy_window": 0.01, "reserve_s": 60.0, "visit_minutes": 25.0,
+            "doc": "docs/kernels.md", "report": "benchmarks/reports/bench_gpu_lease.json"}
+
+
+def add_commands(sub) -> None:
+    """Register the GPU lease sub-commands on the CLI's sub-parser set."""
+    d = DEFAULTS
+    s = sub.add_parser("gpu-lease", help="sweep the kernels' CUDA spaces on a lent GPU until a deadline, smallest "
+                                         "space first, resuming earlier visits (or --plan, --compile-only)")
+    s.add_argument("--deadline-min", type=float, default=None, help="minutes from the start until everything, "
+                   "packing included, must be done")
+    s.add_argument("--out", default=None, help="folder of the visit's pack files (at most 8, 16 MiB each)")
+    s.add_argument("--resume", nargs="*", default=[], help="earlier visits' pack files or folders of them")
+    s.add_argument("--kernels", nargs="*", default=[], help="default: all nine")
+    s.add_argument("--work", default=None, help="work folder (default: a fixed folder under the system's temp "
+                   "directory, so a restarted lease continues its visit)")
+    s.add_argument("--size", default=d["size"])
+    s.add_argument("--iterations", type=int, default=7)
+    s.add_argument("--chunk", type=int, default=d["chunk"], help="optimisation variants per module")
+    s.add_argument("--jobs", type=int, default=None, help="nvcc processes (default: cores - 1)")
+    s.add_argument("--batch", type=int, default=d["batch"], help="configurations per tune_kernel call "
+                   "(whole precision combinations)")
+    s.add_argument("--energy-window", type=float, default=d["energy_window"],
+                   help="seconds Kernel Tuner's NVML observer measures power per configuration; 0: no energy")
+    s.add_argument("--reserve-s", type=float, default=d["reserve_s"], help="seconds kept before the deadline "
+                   "for packing")
+    s.add_argument("--max-configs", type=int, default=None, help="at most this many pending configurations per "
+                   "kernel (samples, benchmarks)")
+    s.add_argument("--plan", action="store_true", help="print the order, counts and estimated time; measure nothing")
+    s.add_argument("--visit-minutes", type=float, default=d["visit_minutes"], help="usable minutes per visit "
+                   "(--plan)")
+    s.add_argument("--gpu", default=None, help="--plan: only packs of this GPU")
+    s.add_argument("--compile-only", action="store_true", help="compile the kernels' whole CUDA spaces into --out "
+                   "(no GPU needed)")
+    s.add_argument("--arch", default="sm_90", help="--compile-only: the GPU architecture")
+    s.set_defaults(func=_lease)
+
+    s = sub.add_parser("gpu-lease-merge", help="join every visit's lease packs of one GPU into merged caches "
+                                               "(complete spaces) or partial caches")
+    s.add_argument("--packs", nargs="+", required=True)
+    s.add_argument("--out", required=True)
+    s.add_argument("--gpu", default=None)
+    s.add_argument("--size", default=d["size"])
+    s.set_defaults(func=_merge)
+
+    s = sub.add_parser("gpu-bundle", help="build what the GPU machine needs and lacks (wheels, the project, an "
+                                          "offline install script), under 64 MiB")
+    s.add_argument("--out", required=True)
+    s.add_argument("--python-version", default="3.12")
+    s.add_argument("--platform", nargs="+", default=None, help="pip platform tags (default: manylinux x86_64)")
+    s.set_defaults(func=_bundle)
+
+    s = sub.add_parser("gpu-plan-doc", help="write the GPU lease plan into docs/kernels.md (generated section)")
+    s.add_argument("--doc", default=d["doc"])
+    s.add_argument("--report", default=d["report"])
+    s.add_argument("--check", action="store_true", help="write nothing; exit 1 when the section differs")
+    s.set_defaults(func=_plan_doc)
