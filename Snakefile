@@ -45,7 +45,7 @@ onstart:
 
 
 rule all:
+    default_target: True
     input:
         get_final_outputs(),
         figure_outputs(),
-    default_target: True

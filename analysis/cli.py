@@ -73,7 +73,6 @@ def _summary(a: argparse.Namespace) -> None:
 
 def _hyperparameters(a: argparse.Namespace) -> None:
     from analysis import hyperparams
-
     from analysis.indicators.summary import gather
 
     final = gather(a.finals)

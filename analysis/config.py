@@ -6,8 +6,9 @@ import copy
 import functools
 import math
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import jsonschema
 import yaml
@@ -301,7 +302,8 @@ def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: boo
     sim = config["simulation"]
     for i, name in enumerate(sim["objective_sets"]):
         if name not in config["objective_sets"]:
-            raise ConfigError(source, f"unknown objective set '{name}' (defined: {', '.join(config['objective_sets'])})",
+            raise ConfigError(source,
+                              f"unknown objective set '{name}' (defined: {', '.join(config['objective_sets'])})",
                               field=f"simulation.objective_sets[{i}]")
     for i, s in enumerate(config["spaces"]):
         for j, name in enumerate(s["objective_sets"] or []):
@@ -345,7 +347,8 @@ def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: boo
                                   field=f"{where}.tuned")
             if not set(hp["kernels"]) & set(studied):
                 raise ConfigError(source, f"takes the picks of grid '{tuned}', but no studied space has a "
-                                          f"training kernel (hyperparameters.kernels: {hp['kernels']}), so no grid runs",
+                                          f"training kernel (hyperparameters.kernels: {hp['kernels']}), "
+                                          "so no grid runs",
                                   field=f"{where}.tuned")
             missing = sorted(set(sim["budgets"]) - set(hp["budgets"] or sim["budgets"]))
             if missing:
@@ -566,7 +569,7 @@ def _check_sweeps(config: dict[str, Any], source: str) -> None:
     """Sweeps name existing kernels, valid slices, and no (target, device, kernel) or space twice."""
     from analysis.errors import InputError
     from analysis.sweep.run import resolve_tune_params
-    from analysis.sweep.spec import load_spec, list_kernels
+    from analysis.sweep.spec import list_kernels, load_spec
 
     seen: set[tuple[str, str, str]] = set()
     spaces = {(s["device"], s["kernel"]) for s in config["spaces"]}
@@ -588,8 +591,8 @@ def _check_sweeps(config: dict[str, Any], source: str) -> None:
             spec.size(sw["size"])
             resolve_tune_params(spec, sw["target"], sw["tune_params"])
         except InputError as exc:
-            raise ConfigError(source, exc.detail, field=f"{where}.{'size' if exc.field == 'sizes' else 'tune_params'}") \
-                from None
+            field = f"{where}.{'size' if exc.field == 'sizes' else 'tune_params'}"
+            raise ConfigError(source, exc.detail, field=field) from None
 
 
 def sweep_space(sweep: dict[str, Any], folder: str) -> dict[str, Any]:

@@ -25,9 +25,10 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -382,7 +383,8 @@ SCORES_DOCS = {
     "feasible_fraction": "share of measured configurations with log10 error below tau",
     "density": "constrained / Cartesian size of the space (seed 001 Table III)",
     "algorithm": "Kernel Tuner strategy (rs: random search, the reference, valid configurations only)",
-    "score_aware": "performance score with constraint_aware=True, or of rs (0 = calculated RS baseline, 1 = optimum at once)",
+    "score_aware": "performance score with constraint_aware=True, or of rs (0 = calculated RS baseline, 1 = optimum "
+                   "at once)",
     "score_unaware": "performance score with constraint_aware=False (empty for rs)",
     "gain": "score_aware - score_unaware",
     "real_fraction_aware": "share of the scored time range backed by the constraint-aware runs (the package's real "

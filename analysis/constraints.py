@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import ast
 import operator
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -32,9 +32,10 @@ from __future__ import annotations
 import contextlib
 import math
 import tempfile
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,7 +68,7 @@ class ScoreSettings:
     baseline: str = "package"
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any]) -> "ScoreSettings":
+    def from_config(cls, cfg: Mapping[str, Any]) -> ScoreSettings:
         """The settings named in a config mapping; others keep their defaults."""
         return cls(**{k: cfg[k] for k in asdict(cls()) if k in cfg})
 
@@ -170,7 +171,7 @@ class SpaceIndex:
     values: np.ndarray  # the objective per row
 
     @classmethod
-    def of(cls, space: Space, objective: str) -> "SpaceIndex":
+    def of(cls, space: Space, objective: str) -> SpaceIndex:
         """Index the space's configurations by their cache key."""
         table = space.table
         keys = [_key(r) for r in table[list(space.parameters)].itertuples(index=False)]
@@ -265,7 +266,8 @@ def results_arrays(runs: pd.DataFrame, index: SpaceIndex, param_names: list[str]
         safe = np.where(known, rows, 0)
         times_ms = np.where((known & first)[:, None], index.times_ms[safe], 0.0)
         elapsed = np.cumsum(times_ms.sum(axis=1))
-        bad = known & (np.abs(elapsed - charged) > np.maximum(1e-9 * np.maximum(np.abs(elapsed), np.abs(charged)), 1e-9))
+        tolerance = np.maximum(1e-9 * np.maximum(np.abs(elapsed), np.abs(charged)), 1e-9)
+        bad = known & (np.abs(elapsed - charged) > tolerance)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"trace clock {charged[i]} ms disagrees with the space's times ({elapsed[i]} ms) "

@@ -12,8 +12,8 @@ better / worse, weak / moderate / strong, ...) is decided by a rule on the table
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 import yaml
@@ -119,8 +119,8 @@ def improvement_table(t: Tables, name_: str, scopes: Sequence[str], only: Sequen
                 text = interval(r["thesis_mean_pct"], r["thesis_ci_low_pct"], r["thesis_ci_high_pct"])
                 if int(r["n_in_thesis_mean"]) < int(r["n_pairs"]):
                     text += f" (over {int(r['n_in_thesis_mean'])})"
-                text += (f"; bounded {interval(r['bounded_mean_pct'], r['bounded_ci_low_pct'], r['bounded_ci_high_pct'])}"
-                         f"; {int(r['n_better'])}/{int(r['n_equal'])}/{int(r['n_worse'])}")
+                bounded = interval(r["bounded_mean_pct"], r["bounded_ci_low_pct"], r["bounded_ci_high_pct"])
+                text += f"; bounded {bounded}; {int(r['n_better'])}/{int(r['n_equal'])}/{int(r['n_worse'])}"
                 row.append(text)
             rows.append(row)
     return table(budget_header(t, ["pairs", "algorithm"]), rows)
@@ -468,7 +468,8 @@ def density_gains(t: Tables) -> str:
     spaces = gpu["space"].nunique()
     out = all_gpu["space"].nunique() - spaces
     text = (f"**Gain and density** (seed 001 found the largest aware − unaware differences on its sparsest "
-            f"spaces, hotspot at {num(SEED_001_SPARSE['hotspot'], 1)} % and GEMM at {num(SEED_001_SPARSE['GEMM'], 1)} % "
+            f"spaces, hotspot at {num(SEED_001_SPARSE['hotspot'], 1)} % and GEMM at "
+            f"{num(SEED_001_SPARSE['GEMM'], 1)} % "
             f"of the Cartesian product valid). The {spaces} GPU spaces here"
             + (f" (without the {out} kept out above)" if out else "") + " are "
             f"{num(100 * gpu['density'].min(), 1)}–{num(100 * gpu['density'].max(), 1)} % valid.")
@@ -631,7 +632,8 @@ def doc_constraint_aware(t: Tables) -> str:
         budget = runs[runs["space"] == space]["cutoff_fevals"]
         left_out = bool(kept_out(part).any())
         rows.append([space, first["objective"], num(100 * first["density"], 1),
-                     (f"{int(budget.min())}" if budget.min() == budget.max() else f"{int(budget.min())}–{int(budget.max())}")
+                     (f"{int(budget.min())}" if budget.min() == budget.max()
+                      else f"{int(budget.min())}–{int(budget.max())}")
                      + (" (kept out)" if left_out else ""),
                      *(num(p.loc[a, "gain"], 2) if a in p.index else "–" for a in algos),
                      num(rs["score"].iloc[0], 2) if len(rs) else "–"])
@@ -709,7 +711,8 @@ def readme_suite() -> str:
         return ""
     last = pd.read_csv(SUITE_COST, dtype=str).iloc[-1]
     seconds = int(last["pytest_s"])
-    return (f"The suite takes about {round(seconds / 60)} minutes ({num(seconds, 0)} s for {num(int(last['passed']), 0)} "
+    return (f"The suite takes about {round(seconds / 60)} minutes ({num(seconds, 0)} s for "
+            f"{num(int(last['passed']), 0)} "
             f"tests in a clean-clone `.ci/run` of commit {last['commit']}, {num(int(last['ci_wall_s']), 0)} s with the "
             f"install; a {last['machine']} virtual machine, load average before {last['load_before']}, "
             f"{last['date']}; `benchmarks/bench_suite.py`).")

@@ -30,9 +30,9 @@ Definitions (all IGD+ values are of the normalised objectives; lower is better):
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd

@@ -17,9 +17,10 @@ from __future__ import annotations
 import io
 import logging
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 

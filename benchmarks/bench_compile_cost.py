@@ -71,7 +71,8 @@ def main() -> int:
             again = [c for c in order if config_key(c, names) in pub][: a.per_kernel]
             fresh = [c for c in order if config_key(c, names) not in pub][: a.unmeasured]
             got = remeasure(kernel, again + fresh, Path(tmp))
-            same = [got[config_key(c, names)]["compile_time"] / pub[config_key(c, names)]["compile_time"] for c in again]
+            same = [got[config_key(c, names)]["compile_time"] / pub[config_key(c, names)]["compile_time"]
+                    for c in again]
             doc = json.load(gzip.open(data / f"{kernel}.json.gz"))
             configs = {k: {p: e[p] for p in names} for k, e in doc["cache"].items()}
             costs = compile_costs(configs, doc["tune_params"], [data / "compile" / f"{kernel}.json.gz"])
@@ -88,7 +89,7 @@ def main() -> int:
     print(total)
     head = ("| kernel | published, measured again | median again / published | imputed, measured | "
             "median measured / imputed |\n| --- | --- | --- | --- | --- |")
-    text = (f"\n## {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {cpu_model()} ({os.cpu_count()} CPUs)\n\n"
+    text = (f"\n## {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, {cpu_model()} ({os.cpu_count()} CPUs)\n\n"
             f"One process; load average before {' '.join(f'{x:.2f}' for x in load_before)}, after "
             f"{' '.join(f'{x:.2f}' for x in load_after)}.\n\n{head}\n" + "\n".join([*lines, total]) + "\n")
     if a.report:

@@ -22,7 +22,6 @@ import pandas as pd
 from analysis.indicators.igd import igd_plus_curve
 from bench_fronts import best_of  # this folder is on sys.path when a benchmark runs as a script
 
-
 # benchmark file (relative to results/benchmarks/<stage>/, without .tsv) -> a glob of the job's outputs
 OUTPUTS = {"runs": "runs/{}/b*.parquet", "indicators": "indicators/{}.curve.parquet"}
 
@@ -61,8 +60,8 @@ def main() -> None:
     for r in (100, 500, 2000):
         z = rng.random((r, 5))
         pts = rng.random((200, 5)) * 1.5
-        inc = best_of(lambda: igd_plus_curve(pts, z))
-        base = best_of(lambda: [moocore.igd_plus(pts[:k], ref=z) for k in range(1, 201)], repeat=1)
+        inc = best_of(lambda pts=pts, z=z: igd_plus_curve(pts, z))
+        base = best_of(lambda pts=pts, z=z: [moocore.igd_plus(pts[:k], ref=z) for k in range(1, 201)], repeat=1)
         print(f"{r:>6} {inc:>12.4f} {base:>15.4f} {base / inc:>6.1f}x")
 
 

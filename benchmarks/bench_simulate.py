@@ -94,8 +94,8 @@ def bench_kernel(hub: Path, kernel: str, reps: int, budget: int, workdir: Path) 
             seed = seed_of(algorithm, rep)
             traces = {}
             for side, run in (
-                ("baseline", lambda: tune_kernel_trace(space, cache_json, algorithm, {}, budget, seed)),
-                ("engine", lambda: simulate_run(space, algorithm, {}, budget, seed)),
+                ("baseline", lambda a=algorithm, s=seed: tune_kernel_trace(space, cache_json, a, {}, budget, s)),
+                ("engine", lambda a=algorithm, s=seed: simulate_run(space, a, {}, budget, s)),
             ):
                 wall, cpu = time.perf_counter(), time.process_time()
                 traces[side] = run()

@@ -50,9 +50,9 @@ def main() -> int:
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_stage_"))
     if args.keep and root.exists():
         sys.exit(f"--keep {root}: exists; give a new folder")
-    command = [sys.executable, "-m", "snakemake", "simulations", "--snakefile", str(REPO / "Snakefile"), "--directory", str(REPO),
-               "--configfile", args.configfile, "--config", f"output_root={root}", "--cores", str(args.cores),
-               "--quiet", "rules"]
+    command = [sys.executable, "-m", "snakemake", "simulations", "--snakefile", str(REPO / "Snakefile"),
+               "--directory", str(REPO), "--configfile", args.configfile, "--config", f"output_root={root}",
+               "--cores", str(args.cores), "--quiet", "rules"]
     print("running:", " ".join(command), flush=True)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=REPO)
@@ -70,7 +70,8 @@ def main() -> int:
     print(f"CPU time of Snakemake and all its jobs: {cpu:.0f} s, {cpu / (wall * args.cores):.0%} of {args.cores} cores "
           "over the wall time")
     print(f"simulate jobs: {len(runs)}, {runs['s'].sum():.0f} s of job time (/ {args.cores} cores = "
-          f"{runs['s'].sum() / args.cores:.0f} s); Snakemake's cpu_time column says {runs['cpu_s'].sum():.0f} s, but it "
+          f"{runs['s'].sum() / args.cores:.0f} s); Snakemake's cpu_time column says {runs['cpu_s'].sum():.0f} s, "
+          "but it "
           "samples a job only now and then and misses the end of most")
     print("\njob seconds per stage (results/benchmarks/<stage>):")
     print(jobs.groupby("stage")[["s", "cpu_s"]].agg(["count", "sum"]).round(1).to_string())

@@ -37,9 +37,9 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Sequence
 
 import pandas as pd
 

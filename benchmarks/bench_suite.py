@@ -24,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_study import load_average, machine  # noqa: E402 - the machine and load as the study's report names them
+
 DEFAULT_CSV = REPO / "benchmarks" / "reports" / "ci_suite.csv"
 FIELDS = ["commit", "date", "machine", "load_before", "passed", "pytest_s", "ci_wall_s"]
 # pytest's last line, e.g. "====== 723 passed, 3 warnings in 665.12s (0:11:05) ======"
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"bench_suite: {error}; nothing recorded", file=sys.stderr)
         return 1
-    row = {"commit": commit, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    row = {"commit": commit, "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
            "machine": machine(), "load_before": load, "passed": passed, "pytest_s": round(seconds),
            "ci_wall_s": round(wall)}
     new = not args.csv.is_file()

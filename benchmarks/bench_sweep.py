@@ -14,10 +14,11 @@ parameter at its reference value) is swept at the `cpu` size, one shard in one p
 
 Each mode runs in a fresh Python process, timed around `sweep_shard` (the correctness gate
 included, interpreter start-up not), into a fresh cache. The script prints configurations per
-second per mode, each mode's speed-up over the first (the baseline, or per-configuration), and checks that both caches hold the
-same configurations with identical error metrics. Run it with nothing else heavy running; a
-shard is one process, so configurations per second of one shard is per core (the sweep runs
-one shard per core; configurations with threads=2 briefly use the second core).
+second per mode, each mode's speed-up over the first (the baseline, or per-configuration), and
+checks that both caches hold the same configurations with identical error metrics. Run it with
+nothing else heavy running; a shard is one process, so configurations per second of one shard is
+per core (the sweep runs one shard per core; configurations with threads=2 briefly use the second
+core).
 """
 
 from __future__ import annotations
@@ -116,8 +117,8 @@ def main(argv: list[str] | None = None) -> int:
             base = res[modes[0][0]]["seconds"]
             for m, r in res.items():
                 label = f"{m} ({a.baseline_rev})" if m == "baseline" else m
-                emit(f"| {kernel} | {len(r['cache'])} | {label} | {r['seconds']:.1f} | {len(r['cache']) / r['seconds']:.2f} "
-                      f"| {base / r['seconds']:.2f} |")
+                emit(f"| {kernel} | {len(r['cache'])} | {label} | {r['seconds']:.1f} "
+                     f"| {len(r['cache']) / r['seconds']:.2f} | {base / r['seconds']:.2f} |")
             g, p = res["grouped"]["cache"], res["per-configuration"]["cache"]
             same = list(g) == list(p) and all(g[k][f] == p[k][f] for k in g for f in ("mre", "nrmse", "nmae", "memory"))
             if not same or n == 0:

@@ -104,7 +104,7 @@ def test_slice_of_a_real_file_imports_with_its_counts(tmp_path, folder, stem):
     # values as measured: time of a measured entry, Kernel Tuner's evaluation times of every entry
     names = list(doc["tune_params"])
     table = s.table.set_index(names)
-    for key, e in itertools.islice(doc["cache"].items(), 0, None, 37):
+    for _key, e in itertools.islice(doc["cache"].items(), 0, None, 37):
         row = table.loc[tuple(e[p] for p in names)]
         assert row["status"] == STATUS.get(e["time"], "ok")
         assert row["compile_time_ms"] == e["compile_time"] and row["benchmark_time_ms"] == e["benchmark_time"]

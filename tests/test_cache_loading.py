@@ -78,14 +78,16 @@ def test_long_digit_runs_are_read_by_json(tmp_path, number):
 
 
 def test_nan_and_infinity_as_kernel_tuner_writes_them(tmp_path):
-    text = _cache_text('"1": {"x": 1, "time": NaN},\n"2": {"x": 2, "time": Infinity},\n"3": {"x": 3, "time": -Infinity}')
+    text = _cache_text('"1": {"x": 1, "time": NaN},\n"2": {"x": 2, "time": Infinity},\n'
+                       '"3": {"x": 3, "time": -Infinity}')
     loaded = load_cache_file(_write(tmp_path, text))
     assert math.isnan(loaded["cache"]["1"]["time"])
     assert loaded["cache"]["2"]["time"] == math.inf and loaded["cache"]["3"]["time"] == -math.inf
 
 
 def test_unfinished_gzipped_crlf_and_repeated_keys(tmp_path):
-    """An unclosed cache (Kernel Tuner's while tuning) is closed; CRLF files read as text; the last repeated key wins."""
+    """An unclosed cache (Kernel Tuner's while tuning) is closed; CRLF files read as text; the last repeated key
+    wins."""
     entries = '"1": {"x": 1, "time": 1.5},\n"2": {"x": 2, "time": 2.5},\n"2": {"x": 2, "time": 3.5},'
     unfinished = '{\n"device_name": "d", "tune_params_keys": ["x"],\n"cache": {\n' + entries
     for name, text in (("a.json", unfinished), ("b.json", unfinished.replace("\n", "\r\n")),

@@ -4,7 +4,6 @@ lacks, a single-objective algorithm under a multi-objective set, an algorithm Ke
 from __future__ import annotations
 
 import gzip
-import json
 import subprocess
 import sys
 import time

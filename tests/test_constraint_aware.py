@@ -425,9 +425,9 @@ def test_the_cli_passes_the_minimum_to_the_tables(tmp_path):
     from analysis import cli
 
     files = []
-    for i, (space, budget) in enumerate((("a/x", 12), ("b/y", 30))):
+    for i, (space, evaluations) in enumerate((("a/x", 12), ("b/y", 30))):
         files.append(tmp_path / f"s{i}.parquet")
-        _space_scores(space, 0.5, "g", 0.1, budget=budget).to_parquet(files[-1])
+        _space_scores(space, 0.5, "g", 0.1, budget=evaluations).to_parquet(files[-1])
     curve = tmp_path / "curve.parquet"
     pd.DataFrame({"space": ["a/x"], "time_fraction": [0.0], "score": [0.0]}).to_parquet(curve)
     for minimum, kept_out in ((None, {"a/x"}), ("13", {"a/x"}), ("12", set()), ("31", {"a/x", "b/y"})):

@@ -8,15 +8,15 @@ Tuner's leaves it; the replicated Kernel Tuner sources are pinned.
 from __future__ import annotations
 
 import random
+from functools import partial
 
 import numpy as np
 import pytest
 from kernel_tuner.strategies import diff_evo as kt_de
-from test_simulate import HUB, REPO, source_sha256, tiny_space
 
-from analysis.simulate import SpaceData, simulate_run
-from analysis.simulate import diff_evo
+from analysis.simulate import SpaceData, diff_evo, simulate_run
 from analysis.simulate import run as engine
+from test_simulate import HUB, REPO, source_sha256, tiny_space
 
 METHODS = kt_de.supported_methods
 
@@ -40,7 +40,7 @@ def assert_runs_identical(space: SpaceData, options: dict, budget: int, seeds, m
         calls = []
         with monkeypatch.context() as patched:
             patched.setattr(diff_evo, "_random_draw",
-                            lambda *args, draw=diff_evo._random_draw: calls.append(args) or draw(*args))
+                            lambda *args, draw=diff_evo._random_draw, calls=calls: calls.append(args) or draw(*args))
             fast = simulate_run(space, "diff_evo", options, budget, seed)
         with monkeypatch.context() as patched:
             patched.setattr(engine, "_strategy_equivalents", lambda entry: [])
@@ -119,8 +119,8 @@ def test_random_draw_matches_kernel_tuner() -> None:
         i = rng.randrange(popsize)
         mutation, best = rng.choice([1, 2]), rng.choice([True, False])
         idxs = [idx for idx in range(popsize) if idx != i]
-        expected, got = same_draws(lambda: kt_de.random_draw(idxs, mutation, best),
-                                   lambda: diff_evo._random_draw(popsize, i, mutation, best), seed)
+        expected, got = same_draws(partial(kt_de.random_draw, idxs, mutation, best),
+                                   partial(diff_evo._random_draw, popsize, i, mutation, best), seed)
         assert got == expected.tolist(), (popsize, i, mutation, best)
     with pytest.raises(ValueError):  # popsize 1: nothing to draw from, Kernel Tuner's error
         diff_evo._random_draw(1, 0, 1, True)
@@ -154,8 +154,8 @@ def test_binomial_crossover_matches_kernel_tuner() -> None:
         donor = [rng.randint(0, 5) for _ in range(dimensions)]
         target = [rng.choice(["x", 1.5, 7]) for _ in range(dimensions)]
         CR = rng.choice([0.0, 0.05, 0.6, 1.0, 1])
-        expected, got = same_draws(lambda: kt_de.binomial_crossover(donor, target, CR),
-                                   lambda: diff_evo._binomial_crossover(donor, target, CR), seed)
+        expected, got = same_draws(partial(kt_de.binomial_crossover, donor, target, CR),
+                                   partial(diff_evo._binomial_crossover, donor, target, CR), seed)
         assert got == expected and type(got) is type(expected)
 
 

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from matplotlib.text import Text
 
-from analysis.figures import anytime, constraint_aware, hyperparameters, style, tradeoff
 from analysis.cli import main
+from analysis.figures import anytime, constraint_aware, hyperparameters, style, tradeoff
 from analysis.objectives import OBJECTIVES
 from analysis.spaces.space import Space
 
@@ -353,7 +353,8 @@ def test_tradeoff_cli_rejects_a_space_without_error_objectives(tmp_path):
 
 def space_scores_frame() -> pd.DataFrame:
     rows = []
-    for i, (space, density) in enumerate([("A100/convolution", 0.43), ("A100/dedispersion", 0.5), ("cpu/bessel", 0.75)]):
+    spaces = [("A100/convolution", 0.43), ("A100/dedispersion", 0.5), ("cpu/bessel", 0.75)]
+    for i, (space, density) in enumerate(spaces):
         for a in ("genetic_algorithm", "pso"):
             rows.append({"space": space, "algorithm": a, "density": density, "score_aware": 0.5 + 0.1 * i,
                          "score_unaware": 0.1 * i - 0.2, "gain": 0.7})

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from kernel_tuner.searchspace import Searchspace
 from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
-from test_simulate import source_sha256
 
 from analysis.simulate import kt_operators
 from analysis.simulate.accel import memoise_neighbours
+from test_simulate import source_sha256
 
 # a space with gaps (restrictions), a single-valued parameter, floats and strings: some configurations have no
 # Hamming neighbour, invalid ones are repaired by each of the three neighbour methods

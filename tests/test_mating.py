@@ -13,7 +13,7 @@ from pymoo.core.problem import ElementwiseProblem
 from pymoo.core.termination import NoTermination
 
 from analysis.simulate import unaware
-from analysis.simulate.mating import LIST_PATHS, ArrayMating, _RowMating, array_mating_in_genetic_algorithms
+from analysis.simulate.mating import LIST_PATHS, ArrayMating, array_mating_in_genetic_algorithms
 from analysis.simulate.refdirs import compute as reference_directions  # the mating, not the directions, is under test
 
 
@@ -123,7 +123,8 @@ def test_array_mating_falls_back_to_pymoo_with_constraint_violations() -> None:
 
 
 def test_random_picks_draw_what_one_choice_per_pair_draws() -> None:
-    """The vectorised tournament picks equal pymoo's `random_state.choice([a, b])` per pair, generator state included."""
+    """The vectorised tournament picks equal pymoo's `random_state.choice([a, b])` per pair, generator state
+    included."""
     from analysis.simulate.mating import _random_picks
 
     for seed, n in itertools.product(range(20), (1, 2, 7, 40)):
@@ -145,10 +146,9 @@ def test_whole_runs_mate_on_arrays_with_the_same_traces(monkeypatch, names, budg
     off the array path, and their traces equal those with pymoo's Mating."""
     import contextlib
 
-    from test_simulate import tiny_space
-
     from analysis.simulate import mating as mating_module
     from analysis.simulate import simulate_run
+    from test_simulate import tiny_space
 
     taken = _count_paths(monkeypatch)
     if path == "arrays":
@@ -197,8 +197,12 @@ def test_polynomial_mutation_on_lists_equals_pymoo_mut_pm() -> None:
     those at the same entries."""
     from pymoo.operators.mutation.pm import mut_pm
 
-    from analysis.simulate.mating import (_Bounds, _polynomial_mutation, _polynomial_mutation_draws,
-                                          _polynomial_mutation_values)
+    from analysis.simulate.mating import (
+        _Bounds,
+        _polynomial_mutation,
+        _polynomial_mutation_draws,
+        _polynomial_mutation_values,
+    )
 
     n_entries = 0
     for seed in range(3000):
@@ -389,6 +393,7 @@ def _kernel_tuner_mating(g: np.random.Generator, crossover: str, memoised: bool)
     mixed-type test space of test_kt_operators, and the problem stand-in its repair reads the space from."""
     from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
     from pymoo.algorithms.moo.nsga2 import NSGA2
+
     from test_kt_operators import searchspace
 
     space = searchspace(memoised)
@@ -410,9 +415,8 @@ def test_kernel_tuner_list_offspring_equal_array_offspring(memoised) -> None:
     """`_KernelTunerRowMating.offspring` equals the array path's `_offspring` with Kernel Tuner's operators:
     the same values of the same types, pymoo's and NumPy's global generators left alike, for 1 to 13 offspring
     of random valid and invalid populations (the repair at work)."""
-    from test_kt_operators import random_rows
-
     from analysis.simulate.mating import _KernelTunerRowMating, _Tournament
+    from test_kt_operators import random_rows
 
     crossovers = ["single-point-crossover", "two-point-crossover", "uniform-crossover"]
     mutated = repaired = 0
@@ -445,9 +449,9 @@ def test_kernel_tuner_list_path_only_where_it_replays_exactly() -> None:
     """Planned for Kernel Tuner's operators on an object population of scalar values; else the array path."""
     from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
     from pymoo.operators.crossover.sbx import SBX
-    from test_kt_operators import random_rows
 
     from analysis.simulate.mating import _KernelTunerRowMating
+    from test_kt_operators import random_rows
 
     g = np.random.default_rng(1)
     X_pop = random_rows(1, 6, valid_share=1.0)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from pymoo.core.individual import Individual
 from pymoo.core.population import Population
-from test_simulate import source_sha256
 
 from analysis.simulate import population
 from analysis.simulate.population import individual_values_read_once, population_get
+from test_simulate import source_sha256
 
 KEYS = ["X", "F", "G", "CV", "FEAS", "feas", "rank", "crowding", "label", "missing", "cv", "data"]
 

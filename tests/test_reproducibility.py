@@ -39,10 +39,12 @@ CASES = [
     ("nsga3", "nsga3", {"popsize": 20}, O3, 100, 3),
     ("nsga2_unaware", "nsga2_unaware", {"popsize": 20}, O3, 60, 2),
     ("nsga3_unaware", "nsga3_unaware", {"popsize": 20}, O3, 60, 3),
-    ("genetic_algorithm", "genetic_algorithm", {"constraint_aware": True, "popsize": 10, "maxiter": 5}, ["time"], 40, 2),
+    ("genetic_algorithm", "genetic_algorithm", {"constraint_aware": True, "popsize": 10, "maxiter": 5}, ["time"],
+     40, 2),
     ("pso", "pso", {"constraint_aware": True, "popsize": 10, "maxiter": 5}, ["time"], 40, 2),
     ("diff_evo", "diff_evo", {"constraint_aware": True, "popsize": 10, "maxiter": 5}, ["time"], 40, 2),
-    ("firefly_algorithm", "firefly_algorithm", {"constraint_aware": True, "popsize": 10, "maxiter": 5}, ["time"], 40, 2),
+    ("firefly_algorithm", "firefly_algorithm", {"constraint_aware": True, "popsize": 10, "maxiter": 5}, ["time"],
+     40, 2),
 ]
 
 GOLDEN = {

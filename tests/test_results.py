@@ -64,7 +64,8 @@ def test_the_thesis_gap_sentence_counts_the_pairs_it_leaves_out(tmp_path):
     top = t3["budget"].max()
     at = (t3["scope"] == "O5") & (t3["setting"] == "nsga3") & (t3["budget"] == top)
     t3.loc[at, ["n_pairs", "n_better", "n_equal", "n_worse", "n_undefined", "n_in_thesis_mean"]] = [9, 4, 2, 3, 3, 6]
-    t3.loc[at, ["thesis_mean_pct", "bounded_mean_pct", "bounded_ci_low_pct", "bounded_ci_high_pct"]] = [56.0, 4.0, -48.7, 55.5]
+    t3.loc[at, ["thesis_mean_pct", "bounded_mean_pct", "bounded_ci_low_pct", "bounded_ci_high_pct"]] = [
+        56.0, 4.0, -48.7, 55.5]
     t3.to_csv(folder / "nsga3_over_nsga2.csv", index=False)
     text = results.thesis_gap(results.Tables(folder, CONFIG), "nsga3_over_nsga2", "O5", "nsga3", "nsga2")
     assert f"At budget {top} on O5, NSGA-III is better than NSGA-II in 4, equal in 2 and worse in 3 of 9 pairs" in text
@@ -231,7 +232,7 @@ def test_larger_or_smaller_than_the_thesis_follows_the_numbers(tmp_path):
     # ours above the thesis's at every budget, the thesis's mean inside our interval everywhere
     for b in budgets:
         for s, (ref, _) in zip(results.THESIS_SETTINGS, results.THESIS_TABLE2[b]):
-            _set(folder, "improvement_over_rs", lambda d: _multi(d, s, b),
+            _set(folder, "improvement_over_rs", lambda d, s=s, b=b: _multi(d, s, b),
                  {"thesis_mean_pct": ref + 5, "thesis_ci_low_pct": ref - 1, "thesis_ci_high_pct": ref + 10})
     text = results.thesis_comparison(results.Tables(folder, CONFIG), "improvement_over_rs", results.THESIS_TABLE2, what)
     assert text == ("Ours is larger than the thesis's at every budget for NSGA-II and NSGA-III alike; the thesis's "
@@ -284,7 +285,7 @@ def test_the_seed_001_reading_follows_the_gains_and_scores(tmp_path):
              {"gain_density_spearman": 0.1, "gain": 0.1, "gain_ci_low": -0.05, "gain_ci_high": 0.2,
               "seed001_gain": 0.1})
     for group in ("all", "benchmark_hub", "benchmark_hub_more", "accuracy threshold"):
-        _set(folder, "constraint_aware_gains", lambda d: d["group"] == group,
+        _set(folder, "constraint_aware_gains", lambda d, group=group: d["group"] == group,
              {"gain_ci_low": -0.1, "gain_ci_high": 0.1})
     t = results.Tables(folder, CONFIG)
     text = results.reading_seed001(t)

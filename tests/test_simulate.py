@@ -12,10 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kernel_tuner import util as kt_util
 import numpy as np
 import pandas as pd
 import pytest
+from kernel_tuner import util as kt_util
 
 from analysis.simulate import (
     SpaceData,
@@ -341,7 +341,8 @@ def test_lean_cost_function_replicates_kernel_tuners_run_configs(monkeypatch) ->
     looked at again (its source hash), and each strategy's run is identical with and without it."""
     from kernel_tuner.strategies.common import CostFunc
 
-    from analysis.simulate import accel, run as engine
+    from analysis.simulate import accel
+    from analysis.simulate import run as engine
 
     assert source_sha256(CostFunc._run_configs) == accel.KT_RUN_CONFIGS_SHA256, \
         "Kernel Tuner's CostFunc._run_configs changed: compare it with accel._run_configs, then update the hash"
@@ -404,7 +405,8 @@ def test_simulation_runner_run_replicates_kernel_tuners(limits) -> None:
                 budget = setup.tuning_options.budget
                 states.append((
                     results if isinstance(results, str) else [
-                        None if r is None else {k: v for k, v in r.items() if k not in ("strategy_time", "framework_time")}
+                        None if r is None
+                        else {k: v for k, v in r.items() if k not in ("strategy_time", "framework_time")}
                         for r in results],
                     [None if r is None or isinstance(results, str) else sorted(r) for r in results],
                     [str(w.message) for w in caught],
@@ -632,7 +634,8 @@ def test_memoised_latin_hypercube_sample_matches_kernel_tuner() -> None:
     from analysis.simulate.kt_setup import fresh_searchspace
 
     assert source_sha256(Searchspace.get_LHS_sample_indices) == seeding.KT_LHS_SHA256, \
-        "Kernel Tuner's get_LHS_sample_indices changed: compare it with seeding.lhs_sample_indices, then update the hash"
+        "Kernel Tuner's get_LHS_sample_indices changed: compare it with seeding.lhs_sample_indices, then update " \
+        "the hash"
     hub = SpaceData.from_cache_file(HUB / "cachefiles" / "convolution_milo" / "A100.json.gz",
                                     HUB / "kernels" / "convolution_milo.json", ["time"], None)
     for space, sizes in ((tiny_space(1), (3, 8, 20)), (hub, (5, 30, 60))):

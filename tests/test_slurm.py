@@ -94,7 +94,8 @@ def test_tiny_config_through_slurm_with_a_cancelled_job(tiny_run, slurm, tmp_pat
     try:
         victim = None
         while victim is None and first.poll() is None and time.monotonic() - started < 600:
-            running = [(j, c) for j, (s, c) in slurm_jobs().items() if s == "RUNNING" and c.startswith("rule_simulate_")]
+            running = [(j, c) for j, (s, c) in slurm_jobs().items()
+                       if s == "RUNNING" and c.startswith("rule_simulate_")]
             if running:
                 victim = running[0]
                 time.sleep(1)  # mid-run: the job's Snakemake has started

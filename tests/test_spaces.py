@@ -90,6 +90,7 @@ def test_higher_is_better_objective(tmp):
 def test_front_equals_brute_force_dominance():
     rng = np.random.default_rng(1)
     import pandas as pd
+
     from analysis.objectives import OBJECTIVES
     objs = [OBJECTIVES[n] for n in ("time", "memory", "mre")]
     vals = rng.integers(0, 6, size=(300, 3)).astype(float)

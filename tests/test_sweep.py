@@ -5,8 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import logging
-import re
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -209,8 +209,8 @@ def _config(tmp_path, sweeps):
 @pytest.mark.parametrize("sweep,field,words", [
     ({"kernel": "nosuch", "target": "cpu", "device": "h"}, "sweeps[0].kernel", "unknown kernel"),
     ({"kernel": "bessel", "target": "cpu", "device": "h", "size": "huge"}, "sweeps[0].size", "unknown size"),
-    ({"kernel": "bessel", "target": "cpu", "device": "h", "tune_params": {"elems_per_iter": [3]}}, "sweeps[0].tune_params",
-     "sub-list"),
+    ({"kernel": "bessel", "target": "cpu", "device": "h", "tune_params": {"elems_per_iter": [3]}},
+     "sweeps[0].tune_params", "sub-list"),
     ({"kernel": "bessel", "target": "gpu", "device": "h"}, "sweeps[0].target", "is not one of"),
     ({"kernel": "bessel", "target": "cpu", "device": "A100"}, None, None),
 ])

@@ -101,7 +101,8 @@ def test_bessel_spec_contents():
     valid = spec.valid_configs("cpu")
     # one thread: 4 elements per iteration; two: 4 x 2 schedules
     assert len(valid) == (4 + 4 * 2) * 220 and spec.precision_combinations("cuda") == 220
-    narrower = {("double", "float"), ("double", "half"), ("double", "bfloat16"), ("float", "half"), ("float", "bfloat16")}
+    narrower = {("double", "float"), ("double", "half"), ("double", "bfloat16"), ("float", "half"),
+                ("float", "bfloat16")}
     assert all(c["T_term"] == c["T_sum"] or (c["T_sum"], c["T_term"]) in narrower for c in valid)
     assert spec.paper["precision_params"] == len(spec.precision) == 5
 

@@ -67,14 +67,16 @@ def test_dry_run_tiny_config(tmp_path):
     # 2 imported spaces + the swept host-cpu/bessel (2 shards, 1 merge) x 4 settings, and the 2 x 2
     # grid on the one training space; the excluded A4000/convolution is imported, with its fronts, and no more
     assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=4, true_fronts=4, spaces_table=1,
-                           simulate=3 * 4, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1, study_tables=1,
+                           simulate=3 * 4, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1,
+                           study_tables=1,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
                            ca_budget=2, ca_run=2 * (2 * 2 + 1), ca_score=2, ca_tables=1, figure_constraint_aware=1,
                            figure_constraint_aware_spaces=1, all=1)
 
 
 def test_excluded_space_is_imported_and_tabulated_but_never_run(tmp_path):
-    """config/test.yaml's A4000/convolution, excluded: no comparison, grid (its kernel trains) or constraint-aware job."""
+    """config/test.yaml's A4000/convolution, excluded: no comparison, grid (its kernel trains) or constraint-aware
+    job."""
     out = snakemake("-n", "-p", "--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
     assert out.returncode == 0, out.stderr + out.stdout
     jobs = re.split(r"\n(?=(?:local)?rule \w+:)", out.stdout)
@@ -99,7 +101,8 @@ def test_the_constraint_aware_tables_get_the_configured_minimum_budget(tmp_path)
     text = (REPO / "config/test.yaml").read_text()
     assert "\n  time_resolution: 100\n" in text
     config = tmp_path / "minimum.yaml"
-    config.write_text(text.replace("\n  time_resolution: 100\n", "\n  time_resolution: 100\n  min_budget_evaluations: 7\n"))
+    config.write_text(text.replace("\n  time_resolution: 100\n",
+                                   "\n  time_resolution: 100\n  min_budget_evaluations: 7\n"))
     assert "--min-budget-evaluations 7 " in ca_tables_job(config)
 
 
@@ -195,7 +198,8 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     assert (gains.loc[gains["group"] == "all", "spaces"] == (~per_space["out"]).sum()).all()
     for fig in ("score_over_time", "spaces"):
         assert (root / f"figures/constraint_aware/{fig}.png").stat().st_size > 10_000
-    for log in ("runs/A100/dedispersion/time/nsga2.log", "spaces/A100/convolution/space.log", "spaces/A100/convolution/fronts.log", "tables/spaces.log",
+    for log in ("runs/A100/dedispersion/time/nsga2.log", "spaces/A100/convolution/space.log",
+                "spaces/A100/convolution/fronts.log", "tables/spaces.log",
                 "indicators/A100/dedispersion/time/comparison.log", "summary/summary.log", "tables/study.log",
                 "tables/hyperparameters.log"):
         assert (root / "logs" / log).stat().st_size > 0, log

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -79,7 +79,8 @@ def space_curves(curves: pd.DataFrame, device: str, kernel: str, objective_set: 
     sel = curves[(curves["device"] == device) & (curves["kernel"] == kernel)
                  & (curves["objective_set"] == objective_set)]
     if sel.empty:
-        have = sorted({f"{d}/{k}/{o}" for d, k, o in curves[["device", "kernel", "objective_set"]].itertuples(index=False)})
+        have = sorted({f"{d}/{k}/{o}"
+                       for d, k, o in curves[["device", "kernel", "objective_set"]].itertuples(index=False)})
         raise ValueError(f"no curves for {device}/{kernel}/{objective_set}; there are: {', '.join(have)}")
     budget = int(sel["budget"].max())
     sel = sel[sel["budget"] == budget].sort_values(["setting", "k"])
@@ -298,7 +299,7 @@ def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: st
         devices = sorted({d for d, _ in spaces})
         one = [k if len(devices) == 1 else f"{d} / {k}" for d, k in spaces]
         two = [k if len(devices) == 1 else f"{d}\n{k}" for d, k in spaces]
-        for ax, (d, k), (sel, budget), title in zip(axes.flat, spaces, parts, one):
+        for ax, (_d, _k), (sel, budget), title in zip(axes.flat, spaces, parts, one):
             _draw_igd(ax, sel, {s: st for s, st in styles.items() if s in set(sel["setting"])},
                       alpha=GRID_BAND_ALPHA, log=log)
             ax.set_title(title, fontsize=GRID_TITLE_SIZE)

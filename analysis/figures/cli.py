@@ -186,7 +186,8 @@ def add_commands(sub) -> None:
     _outputs(s)
     s.set_defaults(func=_tradeoff)
 
-    s = sub.add_parser("figure-constraint-aware", help="performance score over time, with and without constraint awareness")
+    s = sub.add_parser("figure-constraint-aware",
+                       help="performance score over time, with and without constraint awareness")
     s.add_argument("--scores", required=True, help=f"Parquet/CSV with columns {', '.join(SCORES_COLUMNS)}")
     _outputs(s)
     s.set_defaults(func=_constraint_aware)

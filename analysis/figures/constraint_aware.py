@@ -26,7 +26,8 @@ def check_scores(scores: pd.DataFrame, source: str | None = None) -> pd.DataFram
         raise ValueError(f"{source or 'scores'}: repeated rows for {key}")
     for a in scores["algorithm"].unique():
         style.colour(a)
-    grids = scores.groupby(["space", "algorithm", "constraint_aware"])["time_fraction"].apply(lambda t: tuple(sorted(t)))
+    grids = (scores.groupby(["space", "algorithm", "constraint_aware"])["time_fraction"]
+             .apply(lambda t: tuple(sorted(t))))
     if grids.nunique() != 1:
         raise ValueError(f"{source or 'scores'}: the time fractions differ between spaces or algorithms")
     return scores

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import matplotlib
 
@@ -118,8 +118,9 @@ def linestyle(algorithm: str, constraint_aware: bool = True) -> str | tuple:
 def setting_styles(settings: dict[str, str]) -> dict[str, dict]:
     """Line style per setting label (setting -> algorithm): its algorithm's colour, marker and dash.
 
-    Settings are styled in registry order of their algorithm, then by label; a second setting of the same algorithm keeps the
-    colour and gets the next pattern of EXTRA_PATTERNS, and its legend shows the setting label.
+    Settings are styled in registry order of their algorithm, then by label; a second setting of the same
+    algorithm keeps the colour and gets the next pattern of EXTRA_PATTERNS, and its legend shows the setting
+    label.
     """
     seen: dict[str, int] = {}
     shared = {a for a in settings.values() if list(settings.values()).count(a) > 1}
@@ -143,7 +144,8 @@ def context() -> Iterator[None]:
 
 
 def figure(width: float | None = None, height: float | None = None, **subplots) -> tuple[Figure, object]:
-    """A new Figure on an Agg canvas (no pyplot, no global state) of the style's size, with `subplots(**subplots)` axes."""
+    """A new Figure on an Agg canvas (no pyplot, no global state) of the style's size, with
+    `subplots(**subplots)` axes."""
     w, h = matplotlib.rcParams["figure.figsize"]
     fig = Figure(figsize=(width or w, height or h), layout="constrained")
     FigureCanvasAgg(fig)

@@ -1,9 +1,10 @@
-"""Trade-off cloud of one mixed-precision space (Heldens & van Werkhoven Figs 2-3 and 11): speedup and memory vs error."""
+"""Trade-off cloud of one mixed-precision space (Heldens & van Werkhoven Figs 2-3 and 11): speedup and memory
+vs error."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import moocore
 import numpy as np
@@ -161,7 +162,7 @@ def plot(table: pd.DataFrame, parameters: Mapping[str, Sequence], error: str, ti
             ax.step(front["log10_error"], y[front.index], where="post", color=HIGHLIGHT, lw=0.7, alpha=0.8)
             ax.scatter(front["log10_error"], y[front.index], s=14, color=HIGHLIGHT, edgecolor="black", lw=0.4,
                        zorder=3)
-            for t, x in lines.items():
+            for x in lines.values():
                 ax.axvline(x, zorder=1, **TYPE_LINE)
         top.axhline(1.0, color="black", lw=0.6)
         top.set_ylim(bottom=0)

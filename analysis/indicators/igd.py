@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+
 def igd_plus_curve(points: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """IGD+ after each of the n points (n x m) against `reference` (r x m), all minimised.
 

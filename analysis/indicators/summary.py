@@ -11,8 +11,8 @@ Identity columns everywhere: device, kernel, objective_set, setting, algorithm, 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd

@@ -489,7 +489,8 @@ def simulation_runner_run(self: SimulationRunner, parameter_space: Any, tuning_o
                 self.visited_results.add(key)
                 budget.add_evaluations(1)
             try:
-                self.total_simulated_time += result["compile_time"] + result["verification_time"] + result["benchmark_time"]
+                self.total_simulated_time += (result["compile_time"] + result["verification_time"]
+                                              + result["benchmark_time"])
             except KeyError:
                 pass
             if budget.time_limit:
@@ -512,7 +513,8 @@ def simulation_runner_run(self: SimulationRunner, parameter_space: Any, tuning_o
             result["__error__"] = kt_util.InvalidConfig()
             results.append(result)
             warnings.warn(f"Configuration {element} not in cache, does not pass restrictions. Will be treated as an "
-                          "InvalidConfig, but make sure you are evaluating the correct cache file.")
+                          "InvalidConfig, but make sure you are evaluating the correct cache file.",
+                          stacklevel=1)  # the default, as Kernel Tuner warns
             continue
         err_string = (f"kernel configuration {element} not in cache, does {'' if check else 'not '}pass extra "
                       f"restriction check ({check})")

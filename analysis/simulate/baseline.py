@@ -7,7 +7,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from kernel_tuner import tune_kernel, util as kt_util
+from kernel_tuner import tune_kernel
+from kernel_tuner import util as kt_util
 
 from analysis.simulate.registry import get_algorithm, resolve_options
 from analysis.simulate.seeding import seed_globals, seeded_latin_hypercube

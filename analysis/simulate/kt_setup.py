@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import copy
+import logging
 from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any

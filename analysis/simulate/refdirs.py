@@ -115,8 +115,8 @@ def add(pairs: list[tuple[int, int]], path: str | Path = REFDIRS_FILE, replace: 
     import pymoo
 
     from analysis.io import write_text
-    from analysis.sweep.run import cpu_model
     from analysis.manifest import update
+    from analysis.sweep.run import cpu_model
 
     p = Path(path)
     doc = json.loads(p.read_text()) if p.exists() else {"directions": {}}

@@ -9,9 +9,9 @@ import json
 import logging
 import math
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 import orjson

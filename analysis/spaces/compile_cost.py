@@ -21,9 +21,10 @@ from __future__ import annotations
 import gzip
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -208,7 +209,7 @@ TABLE_DOCS = {
 }
 
 
-def table(meta_paths: Sequence[str | Path]) -> "Any":
+def table(meta_paths: Sequence[str | Path]) -> Any:
     """One row per space whose compile times were measured alone (its metadata's `compile_cost`)."""
     import pandas as pd
 
@@ -226,7 +227,8 @@ def table(meta_paths: Sequence[str | Path]) -> "Any":
             "space": f"{meta['device']}/{meta['kernel']}", "configurations": cost["configurations"],
             "measured": cost["measured"], "imputed": cost["imputed"],
             "compile_ms_mean_measured": cost["measured_mean_ms"], "compile_ms_mean": cost["mean_ms"],
-            "cv_median_abs_rel_error": cv.get("median_abs_rel_error"), "cv_p90_abs_rel_error": cv.get("p90_abs_rel_error"),
+            "cv_median_abs_rel_error": cv.get("median_abs_rel_error"),
+            "cv_p90_abs_rel_error": cv.get("p90_abs_rel_error"),
             "cv_mean_rel_error": cv.get("mean_rel_error"),
             "alone_over_sweep_1thread": ratio.get("threads=1", {}).get("median"),
             "alone_over_sweep_2threads": ratio.get("threads=2", {}).get("median"),

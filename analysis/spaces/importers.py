@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,8 +15,7 @@ from analysis.io import sha256
 from analysis.objectives import EVALUATION_TIME_COLUMNS, OBJECTIVES, Objective, custom_objective, objective
 from analysis.spaces.definition import Definition, read_definition
 from analysis.spaces.jsonfile import read_json, require
-from analysis.spaces.space import (KT_ERRORS, NONFINITE_FIELD, STATUS_INVALID_OUTPUT, STATUS_OK, Record, Space,
-                                   build)
+from analysis.spaces.space import KT_ERRORS, NONFINITE_FIELD, STATUS_INVALID_OUTPUT, STATUS_OK, Record, Space, build
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,8 @@ def import_space(
     records, parameters, fields, removed, extra = reader(doc, source, defn, objectives)
     if compile_times:
         if fmt != "kt_cache":
-            raise SpaceError(source, "compile_times apply to a Kernel Tuner cache, not a T4 file", field="compile_times")
+            raise SpaceError(source, "compile_times apply to a Kernel Tuner cache, not a T4 file",
+                             field="compile_times")
         extra["compile_cost"] = _charge_compile_times(records, parameters, compile_times)
     elif fmt == "kt_cache":
         _refuse_grouped(doc, source)
@@ -289,7 +290,8 @@ def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str
         key = f"results[{i}]"
         status = T4_INVALIDITY[invalidity]
         if status is None:
-            removed["marked invalid (constraints) in source"] = removed.get("marked invalid (constraints) in source", 0) + 1
+            reason = "marked invalid (constraints) in source"
+            removed[reason] = removed.get(reason, 0) + 1
             continue
         objs = {}
         if status == STATUS_OK:
@@ -303,7 +305,8 @@ def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str
                     objs[name] *= scale
         if not isinstance(times, dict):
             raise SpaceError(path, f"expected an object, found {type(times).__name__}", field=f"{key}.times")
-        t = {col: _eval_time(times, name, path, key, f"{key}.times.{name}", scale=scale) for name, col in T4_TIMES.items()}
+        t = {col: _eval_time(times, name, path, key, f"{key}.times.{name}", scale=scale)
+             for name, col in T4_TIMES.items()}
         records.append(Record(key, dict(config), objs, t, status))
     if defn is not None:
         for r in records:

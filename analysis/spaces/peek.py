@@ -19,8 +19,9 @@ import gzip
 import io
 import json
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from analysis.objectives import OBJECTIVES
 

@@ -100,7 +100,7 @@ class Space:
         }
 
     @classmethod
-    def load(cls, parquet_path: str | Path, meta_path: str | Path) -> "Space":
+    def load(cls, parquet_path: str | Path, meta_path: str | Path) -> Space:
         """Read a space written by `save`.
 
         The metadata's constraints are checked by the restricted parser (analysis.constraints)

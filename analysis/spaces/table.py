@@ -4,8 +4,9 @@ evaluation's time is spent on, and why a space is kept out of the studies."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from analysis.io import write_text
 

@@ -74,7 +74,8 @@ def add_commands(sub) -> None:
     s.set_defaults(func=_shard)
 
     s = sub.add_parser("compile-cost-measure",
-                       help="time Kernel Tuner compiling host-CPU configurations one by one (resumable, stratified order)")
+                       help="time Kernel Tuner compiling host-CPU configurations one by one "
+                            "(resumable, stratified order)")
     s.add_argument("--kernels", nargs="*", default=[], help="default: every kernel with a cpu target")
     s.add_argument("--out", required=True, help="folder of the per-worker Kernel Tuner caches")
     s.add_argument("--chunk", type=int, default=60, help="configurations of each kernel added per round")

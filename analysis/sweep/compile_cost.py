@@ -26,9 +26,10 @@ import logging
 import os
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from analysis.sweep import cachefile, harness, progress
 from analysis.sweep.run import config_key, measure_configs
@@ -153,7 +154,7 @@ def publish(kernel: str, caches: Sequence[str | Path], out: str | Path, provenan
     from analysis import manifest
     from analysis.errors import InputError
     from analysis.io import atomic_path, write_json
-    from analysis.sweep.run import cpu_model, _cmd_first_line
+    from analysis.sweep.run import _cmd_first_line, cpu_model
 
     spec = harness.load_spec(kernel)
     names = list(spec.tune_params(TARGET))

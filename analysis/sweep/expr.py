@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 import operator
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from analysis.sweep.precision import TYPE_BYTES
 

@@ -16,10 +16,11 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -35,8 +35,9 @@ import platform
 import subprocess
 import warnings
 from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import yaml
@@ -47,7 +48,7 @@ from analysis.spaces.space import NONFINITE_FIELD
 from analysis.sweep import cachefile, harness, progress, variants
 from analysis.sweep.metrics import METRICS, error_metrics, worst
 from analysis.sweep.precision import decode
-from analysis.sweep.spec import KernelSpec, SpecError
+from analysis.sweep.spec import KernelSpec
 
 log = logging.getLogger(__name__)
 TARGETS = ("cpu", "cuda")
@@ -93,7 +94,7 @@ class OutputMemo:
         self.metrics: dict[str, float] = {}
         self.nonfinite = 0
 
-    def of(self, answers, outputs) -> "OutputMemo":
+    def of(self, answers, outputs) -> OutputMemo:
         if self.outputs is not outputs:
             decoded = list(_decoded(answers, outputs, self.output_types))
             self.metrics = worst([error_metrics(values, answer) for answer, values in decoded])
@@ -175,7 +176,8 @@ def _run_cuda_once(spec: KernelSpec, config: Mapping[str, Any], size_name: str) 
     inputs = harness.make_inputs(spec.name, size_name)
     args = harness.kernel_arguments(spec, config, inputs, size_name, for_c=False)
     results = run_kernel(spec.function, str(spec.folder / "kernel.cu"), _problem_size(spec, "cuda", size_name),
-                         [a.ravel() if isinstance(a, np.ndarray) else a for a in args], dict(config), **_cuda_options(spec))
+                         [a.ravel() if isinstance(a, np.ndarray) else a for a in args], dict(config),
+                         **_cuda_options(spec))
     return {a.name: np.asarray(r, dtype=np.float64) for a, r in zip(spec.arguments, results) if a.role == "output"}
 
 
@@ -329,11 +331,11 @@ def measure_configs(spec: KernelSpec, target: str, size_name: str, cache: Path, 
     env: dict[str, Any] = {}
     measured = builds = 0
     if target == "cpu":
-        groups: "OrderedDict[tuple, list[dict]]" = OrderedDict()
+        groups: OrderedDict[tuple, list[dict]] = OrderedDict()
         prec = spec.argument_precision_params()
         for c in todo:
             groups.setdefault(tuple(c[p] for p in prec), []).append(c)
-        for types, configs in groups.items():
+        for configs in groups.values():
             keys = {config_key(c, names) for c in configs}
             if keys <= done:
                 continue
@@ -394,7 +396,7 @@ def _observers(target: str, out_types):
 
 def _tune(spec: KernelSpec, target: str, size_name: str, cache: Path, params: dict, args: list, answer: list,
           keys: set[str], iterations: int, out_types, tracker: progress.Progress | None = None,
-          grouped: "variants.GroupedLibraries | None" = None) -> dict[str, Any]:
+          grouped: variants.GroupedLibraries | None = None) -> dict[str, Any]:
     from kernel_tuner import tune_kernel
 
     names = list(params)
@@ -501,10 +503,11 @@ def provenance_record(kernel: str, target: str, size_name: str, iterations: int,
     rec: dict[str, Any] = {
         "kernel": kernel, "target": target, "size": size_name, "size_values": spec.size(size_name),
         "iterations": iterations, "shard": f"{shard[0]}/{shard[1]}", **summary,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "host": {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
                  "os": platform.platform()},
-        "software": {"kernel_tuner": kernel_tuner.__version__ if hasattr(kernel_tuner, "__version__") else _kt_version(),
+        "software": {"kernel_tuner": (kernel_tuner.__version__ if hasattr(kernel_tuner, "__version__")
+                                      else _kt_version()),
                      "python": platform.python_version(), "numpy": np.__version__},
     }
     if target == "cpu":

@@ -11,9 +11,10 @@ from __future__ import annotations
 import itertools
 import keyword
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import yaml

@@ -47,8 +47,9 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from analysis.sweep import harness
 from analysis.sweep.spec import KernelSpec, SpecError

@@ -12,9 +12,8 @@ and sm_90 in one call per configuration).
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
-
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest

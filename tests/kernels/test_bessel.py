@@ -50,8 +50,10 @@ def test_16bit_inputs_travel_as_uint16():
     assert [a.dtype for a in args] == [np.uint16, np.uint16, np.int32]
 
 
-@pytest.mark.parametrize("types", [{p: "double" for p in ALL}, {p: "bfloat16" for p in ALL},
-                                   {"T_x": "half", "T_q": "float", "T_term": "float", "T_sum": "double", "T_y": "half"}])
+@pytest.mark.parametrize("types", [
+    {p: "double" for p in ALL}, {p: "bfloat16" for p in ALL},
+    {"T_x": "half", "T_q": "float", "T_term": "float", "T_sum": "double", "T_y": "half"},
+])
 def test_optimisation_variants_give_identical_results(types):
     """Elements per iteration and the OpenMP schedule (static, or dynamic chunks) change no element's series."""
     spec = harness.load_spec("bessel")
@@ -69,7 +71,8 @@ def test_every_schedule_covers_an_uneven_n():
     size = {"n": 2045}
     x = ref_mod.make_inputs(size, 5)["x"]
     expected = ref_mod.reference({"x": x}, size)["y"]
-    for opt in ({"threads": 2, "elems_per_iter": 8, "dyn_chunk": 1024}, {"threads": 2, "elems_per_iter": 8, "dyn_chunk": 0}):
+    for opt in ({"threads": 2, "elems_per_iter": 8, "dyn_chunk": 1024},
+                {"threads": 2, "elems_per_iter": 8, "dyn_chunk": 0}):
         lib = ctypes.CDLL(str(harness.compile_cpu("bessel", {**opt, **{p: "double" for p in ALL}})))
         y = np.full(size["n"], np.nan)
         lib.bessel_i0.restype = None

@@ -1,4 +1,5 @@
-"""K-Means distance step: the reference against SciPy and brute force, the C++ port against the reference, nvcc builds."""
+"""K-Means distance step: the reference against SciPy and brute force, the C++ port against the reference,
+nvcc builds."""
 
 from __future__ import annotations
 

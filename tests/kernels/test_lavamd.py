@@ -1,4 +1,5 @@
-"""LavaMD: the reference against brute-force loops and a finite-difference gradient, the C++ port against the reference."""
+"""LavaMD: the reference against brute-force loops and a finite-difference gradient, the C++ port against the
+reference."""
 
 from __future__ import annotations
 

@@ -24,7 +24,8 @@ def test_reference_matches_brute_force_loops():
     ref = harness.reference_outputs(KERNEL, "tiny")
     rng = np.random.default_rng(0)
     for i in rng.choice(inputs["x"].size, size=12, replace=False):
-        terms = [(inputs["phiMag"][k], 2 * math.pi * (inputs["kx"][k] * inputs["x"][i] + inputs["ky"][k] * inputs["y"][i]
+        terms = [(inputs["phiMag"][k], 2 * math.pi * (inputs["kx"][k] * inputs["x"][i]
+                                                      + inputs["ky"][k] * inputs["y"][i]
                                                       + inputs["kz"][k] * inputs["z"][i]))
                  for k in range(inputs["kx"].size)]
         assert math.isclose(ref["Qr"][i], math.fsum(m * math.cos(a) for m, a in terms), rel_tol=1e-12, abs_tol=1e-12)
@@ -85,7 +86,8 @@ def test_cpu_precisions_give_ordered_finite_errors():
     single = _errors({**base, "T_k": "float", "T_x": "float", "T_c": "float", "T_q": "float", "exec_policy": 0})
     half_out = _errors({**base, **DOUBLE, "T_q": "half"})
     half = _errors({**base, "T_k": "half", "T_x": "half", "T_c": "half", "T_q": "half", "exec_policy": 0})
-    bf16 = _errors({**base, "T_k": "bfloat16", "T_x": "bfloat16", "T_c": "bfloat16", "T_q": "bfloat16", "exec_policy": 0})
+    bf16 = _errors({**base, "T_k": "bfloat16", "T_x": "bfloat16", "T_c": "bfloat16", "T_q": "bfloat16",
+                    "exec_policy": 0})
     for e in (single, half_out, half, bf16):
         assert all(np.isfinite(v) for v in e.values())
     # NMAE (the meaningful metric): float ~3e-6, half output ~2e-4, all-half ~2e-2 (48-turn

@@ -1,5 +1,6 @@
 # Shared set-up: config validation, the path scheme, wildcard constraints, input helpers.
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -58,12 +59,17 @@ CA = config["constraint_aware"]
 CA_SPACES = [key for key in STUDIED if CA["spaces"] is None or f"{key[0]}/{key[1]}" in CA["spaces"]]
 CA_STRATEGIES = {
     f"{name}_{'aware' if aware else 'unaware'}": {
-        "algorithm": spec["algorithm"], "options": spec["options"], "constraint_aware": aware}
+        "algorithm": spec["algorithm"],
+        "options": spec["options"],
+        "constraint_aware": aware,
+    }
     for name, spec in CA["strategies"].items()
     for aware in (True, False)
 } | ({"rs": {"algorithm": "rs", "options": {}, "constraint_aware": True}} if CA["random_search"] else {})
-CA_SETTINGS = {key: CA[key] for key in ("cutoff_percentile", "cutoff_percentile_start", "cutoff_margin",
-                                        "time_resolution", "confidence_level")}
+CA_SETTINGS = {
+    key: CA[key]
+    for key in ("cutoff_percentile", "cutoff_percentile_start", "cutoff_margin", "time_resolution", "confidence_level")
+}
 
 
 def _choices(values):
@@ -230,5 +236,70 @@ def ca_group(wildcards):
 
 def ca_run_files(wildcards):
     """Every strategy's runs on one space of the constraint-aware study, in CA_STRATEGIES order."""
-    return [f"{RESULTS}/constraint_aware/runs/{wildcards.device}/{wildcards.kernel}/{name}.parquet"
-            for name in CA_STRATEGIES]
+    return [
+        f"{RESULTS}/constraint_aware/runs/{wildcards.device}/{wildcards.kernel}/{name}.parquet"
+        for name in CA_STRATEGIES
+    ]
+
+
+def output_folder(wildcards, output):
+    """The folder of a rule's first output (an --out-dir), inferred from the output rather than hard-coded."""
+    return os.path.dirname(output[0])
+
+
+# Sweeps (workflow/rules/sweep.smk)
+def get_sweep(wildcards):
+    """The config entry of the sweep {target}/{device}/{kernel}."""
+    return SWEEPS[(wildcards.target, wildcards.device, wildcards.kernel)]
+
+
+def sweep_shard_files(wildcards, kind="json"):
+    """The shard outputs a merge needs."""
+    n = get_sweep(wildcards)["shards"]
+    base = sweep_dir(wildcards.target, wildcards.device, wildcards.kernel)
+    suffix = "json" if kind == "json" else "provenance.json"
+    return [f"{base}/shards/{i}-of-{n}.{suffix}" for i in range(n)]
+
+
+def sweep_shard_cores(wildcards):
+    """Cores the shard's configurations use at once (analysis.sweep.run.shard_cores)."""
+    from analysis.sweep.run import shard_cores
+
+    s = get_sweep(wildcards)
+    return shard_cores(
+        wildcards.kernel, wildcards.target, s["tune_params"] or None, (int(wildcards.shard), int(wildcards.shards))
+    )
+
+
+# Simulated runs (workflow/rules/simulate.smk)
+def run_files(budgets):
+    """The per-budget run files of one job, with {device}, {kernel}, {objective_set}, {setting} left open."""
+    pattern = f"{RESULTS}/runs/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}/b{{budget}}.parquet"
+    return expand(pattern, budget=budgets, allow_missing=True)
+
+
+# Figures (workflow/rules/figures.smk)
+TRADEOFF_ERROR = "mre"  # the error objective of the trade-off clouds (one of mre, nrmse, nmae)
+
+
+def mixed_precision_spaces():
+    """Spaces whose kernel has a sweep spec in workflow/kernels/ (the mixed-precision kernels)."""
+    kernels = Path(workflow.basedir) / "workflow" / "kernels"
+    return [(d, k) for d, k in space_ids() if (kernels / k / "spec.yaml").is_file()]
+
+
+def figure_outputs():
+    """Every figure (PDF and PNG) the config implies."""
+    stems = [
+        f"{FIGURES}/anytime/{d}/{k}/{objective_set}"
+        for d, k in studied_space_ids()
+        for objective_set in space_objective_sets(d, k)
+    ]
+    sets = dict.fromkeys(o for d, k in studied_space_ids() for o in space_objective_sets(d, k))
+    stems += [f"{FIGURES}/anytime/all_{objective_set}" for objective_set in sets]
+    stems += [f"{FIGURES}/tradeoff/{d}/{k}/{TRADEOFF_ERROR}" for d, k in mixed_precision_spaces()]
+    if GRID_SETTINGS:
+        stems.append(f"{FIGURES}/hyperparameters/fronts")
+    if CA_SPACES:
+        stems += [f"{FIGURES}/constraint_aware/score_over_time", f"{FIGURES}/constraint_aware/spaces"]
+    return [f"{stem}.{ext}" for stem in stems for ext in ("pdf", "png")]

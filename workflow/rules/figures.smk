@@ -3,47 +3,27 @@
 # report (`snakemake --report report.html`) each PDF is listed by its labels (space, objective set,
 # error objective or figure), not by its file name, which repeats (every anytime figure of a space
 # on `time` is time.pdf).
-TRADEOFF_ERROR = "mre"  # the error objective of the trade-off clouds (one of mre, nrmse, nmae)
-
-
-def mixed_precision_spaces():
-    """Spaces whose kernel has a sweep spec in workflow/kernels/ (the mixed-precision kernels)."""
-    kernels = Path(workflow.basedir) / "workflow" / "kernels"
-    return [(d, k) for d, k in space_ids() if (kernels / k / "spec.yaml").is_file()]
-
-
-def figure_outputs():
-    """Every figure (PDF and PNG) the config implies."""
-    stems = [
-        f"{FIGURES}/anytime/{d}/{k}/{objective_set}"
-        for d, k in studied_space_ids()
-        for objective_set in space_objective_sets(d, k)
-    ]
-    sets = dict.fromkeys(o for d, k in studied_space_ids() for o in space_objective_sets(d, k))
-    stems += [f"{FIGURES}/anytime/all_{objective_set}" for objective_set in sets]
-    stems += [f"{FIGURES}/tradeoff/{d}/{k}/{TRADEOFF_ERROR}" for d, k in mixed_precision_spaces()]
-    if GRID_SETTINGS:
-        stems.append(f"{FIGURES}/hyperparameters/fronts")
-    if CA_SPACES:
-        stems += [f"{FIGURES}/constraint_aware/score_over_time", f"{FIGURES}/constraint_aware/spaces"]
-    return [f"{stem}.{ext}" for stem in stems for ext in ("pdf", "png")]
-
-
 rule figure_hyperparameters:
     input:
         f"{RESULTS}/hyperparameters/grid.csv",
     output:
-        pdf=report(f"{FIGURES}/hyperparameters/fronts.pdf", caption="../report/figure_hyperparameters.rst",
-                   category="Figures", subcategory="Hyperparameters", labels={"figure": "grid fronts"}),
+        pdf=report(
+            f"{FIGURES}/hyperparameters/fronts.pdf",
+            caption="../report/figure_hyperparameters.rst",
+            category="Figures",
+            subcategory="Hyperparameters",
+            labels={"figure": "grid fronts"},
+        ),
         png=f"{FIGURES}/hyperparameters/fronts.png",
     log:
         f"{LOGS}/figures/hyperparameters/fronts.log",
-    params:
-        objective_sets=json_arg(config["objective_sets"]),
     conda:
         ENV
+    params:
+        cli=CLI,
+        objective_sets=json_arg(config["objective_sets"]),
     shell:
-        "{CLI} figure-hyperparameters --grid {input:q} --objective-sets {params.objective_sets}"
+        "{params.cli} figure-hyperparameters --grid {input:q} --objective-sets {params.objective_sets}"
         " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
@@ -51,18 +31,23 @@ rule figure_anytime:
     input:
         f"{RESULTS}/summary/curves.parquet",
     output:
-        pdf=report(f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.pdf",
-                   caption="../report/figure_anytime.rst", category="Figures", subcategory="Anytime IGD+",
-                   labels={"space": "{device}/{kernel}", "objective set": "{objective_set}"}),
+        pdf=report(
+            f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.pdf",
+            caption="../report/figure_anytime.rst",
+            category="Figures",
+            subcategory="Anytime IGD+",
+            labels={"space": "{device}/{kernel}", "objective set": "{objective_set}"},
+        ),
         png=f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.png",
     log:
         f"{LOGS}/figures/anytime/{{device}}/{{kernel}}/{{objective_set}}.log",
-    params:
-        objectives=lambda wc: json_arg(config["objective_sets"][wc.objective_set]),
     conda:
         ENV
+    params:
+        cli=CLI,
+        objectives=lambda wc: json_arg(config["objective_sets"][wc.objective_set]),
     shell:
-        "{CLI} figure-anytime --curves {input:q} --device {wildcards.device} --kernel {wildcards.kernel}"
+        "{params.cli} figure-anytime --curves {input:q} --device {wildcards.device} --kernel {wildcards.kernel}"
         " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
         " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
@@ -71,18 +56,23 @@ rule figure_anytime_grid:
     input:
         f"{RESULTS}/summary/curves.parquet",
     output:
-        pdf=report(f"{FIGURES}/anytime/all_{{objective_set}}.pdf", caption="../report/figure_anytime_grid.rst",
-                   category="Figures", subcategory="Anytime IGD+",
-                   labels={"space": "all spaces", "objective set": "{objective_set}"}),
+        pdf=report(
+            f"{FIGURES}/anytime/all_{{objective_set}}.pdf",
+            caption="../report/figure_anytime_grid.rst",
+            category="Figures",
+            subcategory="Anytime IGD+",
+            labels={"space": "all spaces", "objective set": "{objective_set}"},
+        ),
         png=f"{FIGURES}/anytime/all_{{objective_set}}.png",
     log:
         f"{LOGS}/figures/anytime/all_{{objective_set}}.log",
-    params:
-        objectives=lambda wc: json_arg(config["objective_sets"][wc.objective_set]),
     conda:
         ENV
+    params:
+        cli=CLI,
+        objectives=lambda wc: json_arg(config["objective_sets"][wc.objective_set]),
     shell:
-        "{CLI} figure-anytime-grid --curves {input:q} --objective-set {wildcards.objective_set}"
+        "{params.cli} figure-anytime-grid --curves {input:q} --objective-set {wildcards.objective_set}"
         " --objectives {params.objectives} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
@@ -91,9 +81,13 @@ rule figure_tradeoff:
         parquet=f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.parquet",
         meta=f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.json",
     output:
-        pdf=report(f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.pdf", caption="../report/figure_tradeoff.rst",
-                   category="Figures", subcategory="Trade-off clouds",
-                   labels={"space": "{device}/{kernel}", "error objective": "{error}"}),
+        pdf=report(
+            f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.pdf",
+            caption="../report/figure_tradeoff.rst",
+            category="Figures",
+            subcategory="Trade-off clouds",
+            labels={"space": "{device}/{kernel}", "error objective": "{error}"},
+        ),
         png=f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.png",
     log:
         f"{LOGS}/figures/tradeoff/{{device}}/{{kernel}}/{{error}}.log",
@@ -101,8 +95,10 @@ rule figure_tradeoff:
         error="mre|nrmse|nmae",
     conda:
         ENV
+    params:
+        cli=CLI,
     shell:
-        "{CLI} figure-tradeoff --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
+        "{params.cli} figure-tradeoff --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --error {wildcards.error} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
@@ -110,27 +106,42 @@ rule figure_constraint_aware:
     input:
         rules.ca_tables.output.curves,
     output:
-        pdf=report(f"{FIGURES}/constraint_aware/score_over_time.pdf", caption="../report/figure_constraint_aware.rst",
-                   category="Figures", subcategory="Constraint-aware study", labels={"figure": "score over time"}),
+        pdf=report(
+            f"{FIGURES}/constraint_aware/score_over_time.pdf",
+            caption="../report/figure_constraint_aware.rst",
+            category="Figures",
+            subcategory="Constraint-aware study",
+            labels={"figure": "score over time"},
+        ),
         png=f"{FIGURES}/constraint_aware/score_over_time.png",
     log:
         f"{LOGS}/figures/constraint_aware/score_over_time.log",
     conda:
         ENV
+    params:
+        cli=CLI,
     shell:
-        "{CLI} figure-constraint-aware --scores {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+        "{params.cli} figure-constraint-aware --scores {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 rule figure_constraint_aware_spaces:
     input:
         rules.ca_tables.output.scores,
     output:
-        pdf=report(f"{FIGURES}/constraint_aware/spaces.pdf", caption="../report/figure_constraint_aware_spaces.rst",
-                   category="Figures", subcategory="Constraint-aware study", labels={"figure": "score per space"}),
+        pdf=report(
+            f"{FIGURES}/constraint_aware/spaces.pdf",
+            caption="../report/figure_constraint_aware_spaces.rst",
+            category="Figures",
+            subcategory="Constraint-aware study",
+            labels={"figure": "score per space"},
+        ),
         png=f"{FIGURES}/constraint_aware/spaces.png",
     log:
         f"{LOGS}/figures/constraint_aware/spaces.log",
     conda:
         ENV
+    params:
+        cli=CLI,
     shell:
-        "{CLI} figure-constraint-aware-spaces --scores {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+        "{params.cli} figure-constraint-aware-spaces --scores {input:q}"
+        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"

@@ -6,15 +6,20 @@ rule hyperparameters:
         finals=indicator_files("final", "grid"),
     output:
         grid=f"{RESULTS}/hyperparameters/grid.csv",
-        csv=report(f"{TABLES}/hyperparameters.csv", category="Hyperparameters", caption="../report/hyperparameters.rst"),
+        csv=report(
+            f"{TABLES}/hyperparameters.csv",
+            category="Hyperparameters",
+            caption="../report/hyperparameters.rst",
+        ),
         md=f"{TABLES}/hyperparameters.md",
     log:
         f"{LOGS}/tables/hyperparameters.log",
-    params:
-        grids=json_arg(HP["grids"]),
-        seed=HP["seed"],
     conda:
         ENV
+    params:
+        cli=CLI,
+        grids=json_arg(HP["grids"]),
+        seed=HP["seed"],
     shell:
-        "{CLI} hyperparameters --finals {input.finals:q} --grids {params.grids}"
+        "{params.cli} hyperparameters --finals {input.finals:q} --grids {params.grids}"
         " --seed {params.seed} --grid-csv {output.grid:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"

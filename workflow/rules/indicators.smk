@@ -15,12 +15,13 @@ rule indicators:
         f"{LOGS}/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{group}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/indicators/{{device}}/{{kernel}}/{{objective_set}}/{{group}}.tsv"
-    params:
-        algorithms=json_arg({label: spec["algorithm"] for label, spec in ALL_SETTINGS.items()}),
     conda:
         ENV
+    params:
+        cli=CLI,
+        algorithms=json_arg({label: spec["algorithm"] for label, spec in ALL_SETTINGS.items()}),
     shell:
-        "{CLI} indicators --runs {input.runs:q} --algorithms {params.algorithms} --space-meta {input.meta:q}"
+        "{params.cli} indicators --runs {input.runs:q} --algorithms {params.algorithms} --space-meta {input.meta:q}"
         " --fronts-parquet {input.fronts_parquet:q} --fronts-json {input.fronts_json:q}"
         " --objective-set {wildcards.objective_set} --curve {output.curve:q} --final {output.final:q} 2> {log:q}"
 
@@ -37,8 +38,10 @@ rule summary:
         f"{LOGS}/summary/summary.log",
     conda:
         ENV
+    params:
+        cli=CLI,
     shell:
-        "{CLI} summary --curves {input.curves:q} --finals {input.finals:q}"
+        "{params.cli} summary --curves {input.curves:q} --finals {input.finals:q}"
         " --out-runs {output.runs:q} --out-final {output.final:q} --out-curves {output.curves:q} 2> {log:q}"
 
 
@@ -55,15 +58,17 @@ rule ca_score:
         f"{LOGS}/constraint_aware/scores/{{device}}/{{kernel}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/constraint_aware/{{device}}/{{kernel}}.score.tsv"
+    conda:
+        ENV
     params:
+        cli=CLI,
         threshold=ca_threshold,
         group=ca_group,
         strategies=json_arg(CA_STRATEGIES),
         settings=json_arg({**CA_SETTINGS, "baseline": CA["baseline"]}),
-    conda:
-        ENV
     shell:
-        "{CLI} ca-score --space-parquet {input.parquet:q} --space-meta {input.meta:q} --threshold {params.threshold}"
+        "{params.cli} ca-score --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
+        " --threshold {params.threshold}"
         " --group {params.group}"
         " --strategies {params.strategies} --runs {input.runs:q} --settings {params.settings}"
         " --scores {output.scores:q} --curves {output.curves:q} 2> {log:q}"

@@ -5,12 +5,6 @@
 # hyperparameters.budgets, on the training spaces only.
 
 
-def run_files(budgets):
-    """The per-budget run files of one job, with {device}, {kernel}, {objective_set}, {setting} left open."""
-    pattern = f"{RESULTS}/runs/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}/b{{budget}}.parquet"
-    return expand(pattern, budget=budgets, allow_missing=True)
-
-
 rule simulate:
     input:
         unpack(tuned_inputs),
@@ -24,14 +18,18 @@ rule simulate:
         f"{RESULTS}/benchmarks/runs/{{device}}/{{kernel}}/{{objective_set}}/{{setting}}.tsv"
     wildcard_constraints:
         setting=_choices(SETTINGS),
+    conda:
+        ENV
     params:
+        cli=CLI,
         budgets=lambda wc: " ".join(str(b) for b in (HP_BUDGETS if wc.setting in GRID_SETTINGS else SIM["budgets"])),
         objectives=lambda wc: json_arg(config["objective_sets"][wc.objective_set]),
         algorithm=lambda wc: ALL_SETTINGS[wc.setting]["algorithm"],
         options=lambda wc: json_arg(ALL_SETTINGS[wc.setting]["options"]),
         repetitions=lambda wc: setting_repetitions(wc.setting),
         cap=lambda wc: (
-            "" if config["simulation"]["proposal_cap"] is None
+            ""
+            if config["simulation"]["proposal_cap"] is None
             else f"--proposal-cap {config['simulation']['proposal_cap']}"
         ),
         config_label=_config_label,
@@ -45,10 +43,8 @@ rule simulate:
             if "tuned" in input.keys()
             else ""
         ),
-    conda:
-        ENV
     shell:
-        "{CLI} simulate --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
+        "{params.cli} simulate --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
         " --algorithm {params.algorithm} --options {params.options} --budget {params.budgets}"
         " --repetitions {params.repetitions} {params.cap} {params.tuned} --purpose {params.purpose} --out {output:q}"
@@ -76,13 +72,15 @@ rule ca_budget:
         f"{LOGS}/constraint_aware/budgets/{{device}}/{{kernel}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/constraint_aware/{{device}}/{{kernel}}.budget.tsv"
-    params:
-        threshold=ca_threshold,
-        settings=json_arg(CA_SETTINGS),
     conda:
         ENV
+    params:
+        cli=CLI,
+        threshold=ca_threshold,
+        settings=json_arg(CA_SETTINGS),
     shell:
-        "{CLI} ca-budget --space-parquet {input.parquet:q} --space-meta {input.meta:q} --threshold {params.threshold}"
+        "{params.cli} ca-budget --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
+        " --threshold {params.threshold}"
         " --settings {params.settings} --out {output:q} 2> {log:q}"
 
 
@@ -100,7 +98,10 @@ rule ca_run:
         f"{LOGS}/constraint_aware/runs/{{device}}/{{kernel}}/{{strategy}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/constraint_aware/{{device}}/{{kernel}}/{{strategy}}.tsv"
+    conda:
+        ENV
     params:
+        cli=CLI,
         threshold=ca_threshold,
         algorithm=lambda wc: CA_STRATEGIES[wc.strategy]["algorithm"],
         options=lambda wc: json_arg(CA_STRATEGIES[wc.strategy]["options"]),
@@ -108,10 +109,9 @@ rule ca_run:
         repetitions=CA["repetitions"],
         settings=json_arg(CA_SETTINGS),
         cap=CA["proposal_cap"],
-    conda:
-        ENV
     shell:
-        "{CLI} ca-run --space-parquet {input.parquet:q} --space-meta {input.meta:q} --threshold {params.threshold}"
+        "{params.cli} ca-run --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
+        " --threshold {params.threshold}"
         " --name {wildcards.strategy} --algorithm {params.algorithm} --options {params.options}"
         " --aware {params.aware} --repetitions {params.repetitions} --settings {params.settings}"
         " --proposal-cap {params.cap} --budget {input.budget:q} --out {output.runs:q} --budget-out {output.budget:q}"

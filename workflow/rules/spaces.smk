@@ -9,14 +9,15 @@ rule import_space:
         meta=f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.json",
     log:
         f"{LOGS}/spaces/{{device}}/{{kernel}}/space.log",
+    conda:
+        ENV
     params:
+        cli=CLI,
         fmt=lambda wc: get_space(wc)["format"],
         options=import_options,
         objectives=lambda wc: json_arg(get_space(wc)["objectives"]),
-    conda:
-        ENV
     shell:
-        "{CLI} import-space --source {input.source:q} {params.options}"
+        "{params.cli} import-space --source {input.source:q} {params.options}"
         " --kernel {wildcards.kernel} --device {wildcards.device} --format {params.fmt}"
         " --objectives {params.objectives} --parquet {output.parquet:q} --meta {output.meta:q} 2> {log:q}"
 
@@ -30,12 +31,13 @@ rule true_fronts:
         json=f"{RESULTS}/spaces/{{device}}/{{kernel}}/fronts.json",
     log:
         f"{LOGS}/spaces/{{device}}/{{kernel}}/fronts.log",
-    params:
-        sets=json_arg(config["objective_sets"]),
     conda:
         ENV
+    params:
+        cli=CLI,
+        sets=json_arg(config["objective_sets"]),
     shell:
-        "{CLI} fronts --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
+        "{params.cli} fronts --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --objective-sets {params.sets} --parquet {output.parquet:q} --json {output.json:q} 2> {log:q}"
 
 
@@ -49,13 +51,15 @@ rule spaces_table:
         md=f"{TABLES}/spaces.md",
     log:
         f"{LOGS}/tables/spaces.log",
-    params:
-        largest_budget=max(SIM["budgets"]),
-        excluded=json_arg(EXCLUDED),
     conda:
         ENV
+    params:
+        cli=CLI,
+        largest_budget=max(SIM["budgets"]),
+        excluded=json_arg(EXCLUDED),
     shell:
-        "{CLI} spaces-table --meta {input.meta:q} --fronts {input.fronts:q} --largest-budget {params.largest_budget}"
+        "{params.cli} spaces-table --meta {input.meta:q} --fronts {input.fronts:q}"
+        " --largest-budget {params.largest_budget}"
         " --excluded {params.excluded} --space-parquets {input.parquet:q} --csv {output.csv:q} --md {output.md:q}"
         " 2> {log:q}"
 
@@ -72,5 +76,7 @@ rule compile_cost_table:
         f"{LOGS}/tables/compile_cost.log",
     conda:
         ENV
+    params:
+        cli=CLI,
     shell:
-        "{CLI} compile-cost-table --meta {input.meta:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "{params.cli} compile-cost-table --meta {input.meta:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"

@@ -4,28 +4,6 @@
 # outputs), so rerunning the workflow after a crash continues where the shard stopped.
 
 
-def get_sweep(wildcards):
-    """The config entry of the sweep {target}/{device}/{kernel}."""
-    return SWEEPS[(wildcards.target, wildcards.device, wildcards.kernel)]
-
-
-def sweep_shard_files(wildcards, kind="json"):
-    """The shard outputs a merge needs."""
-    n = get_sweep(wildcards)["shards"]
-    base = sweep_dir(wildcards.target, wildcards.device, wildcards.kernel)
-    suffix = "json" if kind == "json" else "provenance.json"
-    return [f"{base}/shards/{i}-of-{n}.{suffix}" for i in range(n)]
-
-
-def sweep_shard_cores(wildcards):
-    """Cores the shard's configurations use at once (analysis.sweep.run.shard_cores)."""
-    from analysis.sweep.run import shard_cores
-
-    s = get_sweep(wildcards)
-    return shard_cores(wildcards.kernel, wildcards.target, s["tune_params"] or None,
-                       (int(wildcards.shard), int(wildcards.shards)))
-
-
 rule sweep_shard:
     output:
         cache=f"{RESULTS}/sweeps/{{target}}/{{device}}/{{kernel}}/shards/{{shard}}-of-{{shards}}.json",
@@ -40,12 +18,8 @@ rule sweep_shard:
         kernel=r"[A-Za-z0-9_]+",
         shard=r"\d+",
         shards=r"\d+",
-    params:
-        work=lambda wc: f"{sweep_dir(wc.target, wc.device, wc.kernel)}/work/{wc.shard}-of-{wc.shards}.json",
-        size=lambda wc: get_sweep(wc)["size"],
-        iterations=lambda wc: get_sweep(wc)["iterations"],
-        compile=lambda wc: get_sweep(wc)["compile"],
-        tune_params=lambda wc: json_arg(get_sweep(wc)["tune_params"]),
+    conda:
+        ENV
     # A cpu shard takes as many cores as its configurations' largest `threads`, so a shard that
     # measures two-thread configurations never runs beside another shard on the same cores.
     threads: lambda wc: sweep_shard_cores(wc)
@@ -54,10 +28,15 @@ rule sweep_shard:
     resources:
         gpu=lambda wc: 1 if wc.target == "cuda" else 0,
         cpus_per_task=lambda wc, threads: threads,
-    conda:
-        ENV
+    params:
+        cli=CLI,
+        work=lambda wc: f"{sweep_dir(wc.target, wc.device, wc.kernel)}/work/{wc.shard}-of-{wc.shards}.json",
+        size=lambda wc: get_sweep(wc)["size"],
+        iterations=lambda wc: get_sweep(wc)["iterations"],
+        compile=lambda wc: get_sweep(wc)["compile"],
+        tune_params=lambda wc: json_arg(get_sweep(wc)["tune_params"]),
     shell:
-        "{CLI} sweep-shard --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
+        "{params.cli} sweep-shard --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
         " --shard {wildcards.shard}/{wildcards.shards} --iterations {params.iterations} --compile {params.compile}"
         " --tune-params {params.tune_params} --cache {params.work:q} --provenance {output.provenance:q} 2> {log:q}"
         " && cp {params.work:q} {output.cache:q}"
@@ -79,12 +58,13 @@ rule sweep_merge:
         target="cpu|cuda",
         device=r"[A-Za-z0-9_.-]+",
         kernel=r"[A-Za-z0-9_]+",
-    params:
-        size=lambda wc: get_sweep(wc)["size"],
-        tune_params=lambda wc: json_arg(get_sweep(wc)["tune_params"]),
     conda:
         ENV
+    params:
+        cli=CLI,
+        size=lambda wc: get_sweep(wc)["size"],
+        tune_params=lambda wc: json_arg(get_sweep(wc)["tune_params"]),
     shell:
-        "{CLI} sweep-merge --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
+        "{params.cli} sweep-merge --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
         " --tune-params {params.tune_params} --shards {input.shards:q} --shard-provenance {input.provenance:q}"
         " --cache {output.cache:q} --definition {output.definition:q} --provenance {output.provenance:q} 2> {log:q}"

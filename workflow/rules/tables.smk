@@ -7,23 +7,26 @@ rule study_tables:
         runs=rules.summary.output.runs,
     output:
         **{
-            f"{name}_{ext}": (report(path, category="Tables", caption=f"../report/tables/{name}.rst") if ext == "csv" else path)
+            f"{name}_{ext}": (
+                report(path, category="Tables", caption=f"../report/tables/{name}.rst") if ext == "csv" else path
+            )
             for name, pair in table_files().items()
             for ext, path in zip(("csv", "md"), pair)
         },
     log:
         f"{LOGS}/tables/study.log",
+    conda:
+        ENV
     params:
+        cli=CLI,
         settings=json_arg(comparison_algorithms()),
         objective_sets=json_arg(config["objective_sets"]),
         names=list(table_files()),
-        out_dir=TABLES,
+        out_dir=output_folder,
         resamples=config["tables"]["bootstrap_resamples"],
         seed=config["tables"]["bootstrap_seed"],
-    conda:
-        ENV
     shell:
-        "{CLI} tables --final {input.final:q} --runs {input.runs:q} --settings {params.settings}"
+        "{params.cli} tables --final {input.final:q} --runs {input.runs:q} --settings {params.settings}"
         " --objective-sets {params.objective_sets}"
         " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
         " --out-dir {params.out_dir:q} --names {params.names} 2> {log:q}"
@@ -37,23 +40,30 @@ rule ca_tables:
         curves=[f"{RESULTS}/constraint_aware/scores/{d}/{k}.curves.parquet" for d, k in CA_SPACES],
     output:
         runs=f"{TABLES}/constraint_aware_runs.csv",
-        scores=report(f"{TABLES}/constraint_aware_scores.csv", category="Tables",
-                      caption="../report/tables/constraint_aware_scores.rst"),
+        scores=report(
+            f"{TABLES}/constraint_aware_scores.csv",
+            category="Tables",
+            caption="../report/tables/constraint_aware_scores.rst",
+        ),
         scores_md=f"{TABLES}/constraint_aware_scores.md",
-        gains=report(f"{TABLES}/constraint_aware_gains.csv", category="Tables",
-                     caption="../report/tables/constraint_aware_gains.rst"),
+        gains=report(
+            f"{TABLES}/constraint_aware_gains.csv",
+            category="Tables",
+            caption="../report/tables/constraint_aware_gains.rst",
+        ),
         gains_md=f"{TABLES}/constraint_aware_gains.md",
         curves=f"{RESULTS}/constraint_aware/curves.parquet",
     log:
         f"{LOGS}/tables/constraint_aware.log",
+    conda:
+        ENV
     params:
-        out_dir=TABLES,
+        cli=CLI,
+        out_dir=output_folder,
         resamples=config["tables"]["bootstrap_resamples"],
         seed=config["tables"]["bootstrap_seed"],
         min_budget=CA["min_budget_evaluations"],
-    conda:
-        ENV
     shell:
-        "{CLI} ca-tables --scores {input.scores:q} --curves {input.curves:q} --out-dir {params.out_dir:q}"
+        "{params.cli} ca-tables --scores {input.scores:q} --curves {input.curves:q} --out-dir {params.out_dir:q}"
         " --curves-out {output.curves:q} --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
         " --min-budget-evaluations {params.min_budget} 2> {log:q}"
