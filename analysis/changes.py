@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+# tables as published before a release that moved them: docs/history/<commit>/
+HISTORY = Path(__file__).resolve().parents[1] / "docs" / "history"
 # Issue 32's changes, by number
 CHANGES = {
     1: "parameter order",

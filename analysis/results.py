@@ -1059,7 +1059,7 @@ def expected(readme: str | Path, doc: str | Path, folder: str | Path, config: st
     text = splice(text, render_reading(t), str(readme), READING_BEGIN, READING_END, "reading")
     from analysis import changes
 
-    moved = changes.render(Path(doc).parent / "history", Path(folder))
+    moved = changes.render(changes.HISTORY, Path(folder))
     return {readme: text, Path(doc): render_doc(t) + (f"\n{moved}" if moved else "")}
 
 

@@ -95,7 +95,7 @@ def _targets_before_configfile(command: str) -> list[str]:
     words = shlex.split(command)[1:]
     targets, i = [], 0
     while i < len(words) and words[i] != "--configfile":
-        if words[i] in ("--cores", "-c", "--profile", "--report", "--forcerun", "--until"):
+        if words[i] in ("--cores", "-c", "--profile", "--report", "--forcerun", "--until", "-s", "--snakefile"):
             i += 2
             continue
         if not words[i].startswith("-"):
