@@ -37,6 +37,19 @@ def assert_figure(pdf: Path, png: Path, min_width_in: float = 3.3) -> None:
     assert not list(pdf.parent.glob(".*.tmp")), "a temporary file was left behind"
 
 
+def mark_fronts(df: pd.DataFrame, pick) -> pd.DataFrame:
+    """Mark each (algorithm, budget)'s non-dominated settings on (y1, y2), and the one `pick` chooses from them
+    in order of y1, as picked."""
+    df["on_front"] = False
+    df["picked"] = False
+    for _, g in df.groupby(["algorithm", "budget"]):
+        y = g[["y1", "y2"]].to_numpy()
+        front = [i for i, v in zip(g.index, y) if not ((y <= v).all(axis=1) & (y < v).any(axis=1)).any()]
+        df.loc[front, "on_front"] = True
+        df.loc[pick(df.loc[front].sort_values("y1").index), "picked"] = True
+    return df
+
+
 def grid_frame(with_grid_column: bool = False) -> pd.DataFrame:
     rng = np.random.default_rng(0)
     rows = []
@@ -47,15 +60,7 @@ def grid_frame(with_grid_column: bool = False) -> pd.DataFrame:
                     rows.append({"algorithm": algorithm, "budget": budget, "setting": f"{algorithm}_{p}_{m}",
                                  "popsize": p, "mutation_prob": m, "y1": rng.uniform(0.02, 0.2),
                                  "y2": rng.uniform(0.01, 0.08)})
-    df = pd.DataFrame(rows)
-    df["on_front"] = False
-    df["picked"] = False
-    for _, g in df.groupby(["algorithm", "budget"]):
-        y = g[["y1", "y2"]].to_numpy()
-        front = [i for i, v in zip(g.index, y) if not ((y <= v).all(axis=1) & (y < v).any(axis=1)).any()]
-        df.loc[front, "on_front"] = True
-        ordered = df.loc[front].sort_values("y1").index
-        df.loc[ordered[(len(ordered) - 1) // 2], "picked"] = True
+    df = mark_fronts(pd.DataFrame(rows), pick=lambda ordered: ordered[(len(ordered) - 1) // 2])
     if with_grid_column:
         df.insert(0, "grid", "g_" + df["algorithm"])
     return df
@@ -595,15 +600,7 @@ def clustered_grid() -> pd.DataFrame:
                                  "popsize": p, "mutation_prob": m,
                                  "y1": scale * (0.3 + (0.06 * rng.random() if bunched else rng.uniform(0.3, 1.5))),
                                  "y2": scale * (0.2 + (0.06 * rng.random() if bunched else rng.uniform(0.3, 1.0)))})
-    df = pd.DataFrame(rows)
-    df["on_front"] = False
-    df["picked"] = False
-    for _, g in df.groupby(["algorithm", "budget"]):
-        y = g[["y1", "y2"]].to_numpy()
-        front = [i for i, v in zip(g.index, y) if not ((y <= v).all(axis=1) & (y < v).any(axis=1)).any()]
-        df.loc[front, "on_front"] = True
-        df.loc[df.loc[front].sort_values("y1").index[0], "picked"] = True
-    return df
+    return mark_fronts(pd.DataFrame(rows), pick=lambda ordered: ordered[0])
 
 
 def test_hyperparameter_labels_overlap_neither_each_other_nor_the_markers(tmp_path):

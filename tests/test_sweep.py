@@ -137,7 +137,7 @@ def test_shards_merge_to_the_unsharded_set_and_import_as_a_space(tmp_path):
     # a missing or a duplicated shard is an error naming the file
     with pytest.raises(run.SweepError, match="2 missing"):
         run.merge("bessel", "cpu", "tiny", shards[:2], out, defn, prov, tune_params=SMALL)
-    with pytest.raises(run.SweepError, match="also in another shard"):
+    with pytest.raises(run.SweepError, match="also in another of the files"):
         run.merge("bessel", "cpu", "tiny", [*shards, shards[0]], out, defn, prov, tune_params=SMALL)
 
 

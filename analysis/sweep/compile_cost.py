@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.sweep import cachefile, harness, progress
-from analysis.sweep.run import config_key, measure_configs
+from analysis.sweep.run import config_key, measure_configs, read_disjoint_caches
 from analysis.sweep.spec import KERNELS_DIR, KernelSpec
 
 log = logging.getLogger(__name__)
@@ -158,20 +158,10 @@ def publish(kernel: str, caches: Sequence[str | Path], out: str | Path, provenan
 
     spec = harness.load_spec(kernel)
     names = list(spec.tune_params(TARGET))
-    header: dict[str, Any] | None = None
-    entries: dict[str, dict] = {}
-    for path in caches:
-        doc = cachefile.read(path)
-        if doc.get("tune_params_keys") != names:
-            raise InputError(path, f"tune_params_keys {doc.get('tune_params_keys')} are not {kernel}'s {names}",
-                             field="tune_params_keys")
-        for key, entry in doc["cache"].items():
-            if key in entries:
-                raise InputError(path, f"configuration '{key}' measured twice", field=f"cache.{key}")
-            entries[key] = entry
-        header = header or {k: v for k, v in doc.items() if k != "cache"}
+    header, entries = read_disjoint_caches(caches, names)
     if header is None:
         raise InputError(None, "no cache given", field="caches")
+    header = {k: v for k, v in header.items() if k != "cache"}
     rank = {config_key(c, names): i for i, c in enumerate(measurement_order(spec))}
     unknown = sorted(set(entries) - set(rank))
     if unknown:

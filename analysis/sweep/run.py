@@ -536,6 +536,28 @@ def _nvidia_smi(field: str) -> str | None:
     return _cmd_first_line(["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"])
 
 
+def read_disjoint_caches(paths: Sequence[str | Path], names: Sequence[str]
+                         ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """(header of the first, every entry) of Kernel Tuner caches (open or closed) that hold disjoint sets of
+    configurations with the tune_params_keys `names`; a SweepError names the file otherwise."""
+    merged: dict[str, Any] = {}
+    header: dict[str, Any] | None = None
+    for path in paths:
+        try:
+            doc = cachefile.read(path)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SweepError(path, f"not a readable Kernel Tuner cache ({exc})") from None
+        if doc.get("tune_params_keys") != list(names):
+            raise SweepError(path, f"parameters {doc.get('tune_params_keys')} differ from {list(names)}",
+                             field="tune_params_keys")
+        for key, entry in doc["cache"].items():
+            if key in merged:
+                raise SweepError(path, f"configuration '{key}' is also in another of the files", field=f"cache.{key}")
+            merged[key] = entry
+        header = header or doc
+    return header, merged
+
+
 def merge(kernel: str, target: str, size_name: str, shard_caches: Sequence[str | Path], out_cache: str | Path,
           definition: str | Path, provenance: str | Path, *, tune_params: Mapping[str, list] | None = None,
           shard_provenance: Sequence[str | Path] = ()) -> dict[str, Any]:
@@ -544,21 +566,7 @@ def merge(kernel: str, target: str, size_name: str, shard_caches: Sequence[str |
     params = resolve_tune_params(spec, target, tune_params)
     names = list(params)
     expected = [config_key(c, names) for c in spec.valid_configs(target, params)]
-    merged: dict[str, Any] = {}
-    header: dict[str, Any] | None = None
-    for path in shard_caches:
-        try:
-            doc = cachefile.read(path)
-        except (OSError, json.JSONDecodeError) as exc:
-            raise SweepError(path, f"not a readable Kernel Tuner cache ({exc})") from None
-        if doc.get("tune_params_keys") != names:
-            raise SweepError(path, f"parameters {doc.get('tune_params_keys')} differ from the sweep's {names}",
-                             field="tune_params_keys")
-        for key, entry in doc["cache"].items():
-            if key in merged:
-                raise SweepError(path, f"configuration '{key}' is also in another shard", field=f"cache.{key}")
-            merged[key] = entry
-        header = header or doc
+    header, merged = read_disjoint_caches(shard_caches, names)
     missing = [k for k in expected if k not in merged]
     extra = [k for k in merged if k not in set(expected)]
     if missing or extra or header is None:
