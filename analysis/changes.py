@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.names import display_name
+
 # tables as published before a release that moved them: docs/history/<commit>/
 HISTORY = Path(__file__).resolve().parents[1] / "docs" / "history"
 # Issue 32's changes, by number
@@ -24,7 +26,6 @@ CHANGES = {
     4: "minimum CA budget",
 }
 ALGORITHMS = {"nsga2": "NSGA-II", "nsga3": "NSGA-III"}
-CA_NAMES = {"diff_evo": "DE", "firefly_algorithm": "Firefly", "genetic_algorithm": "GA", "pso": "PSO", "rs": "RS"}
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def rows(before: Path, after: Path) -> list[list[str]]:
     if old is not None and new is not None:
         merged = old.merge(new, on=["group", "algorithm"], suffixes=("_old", "_new"))
         for _, r in merged[merged["algorithm"] != "rs"].iterrows():
-            out.append(["CA gain", f"{r['group']}, {CA_NAMES.get(r['algorithm'], r['algorithm'])} "
+            out.append(["CA gain", f"{r['group']}, {display_name(r['algorithm'])} "
                                    f"({int(r['spaces_old'])} → {int(r['spaces_new'])} spaces)",
                         _fmt(r["gain_old"], 3), _fmt(r["gain_new"], 3), _fmt(r["gain_new"] - r["gain_old"], 3),
                         _changes(_moved_by("CA", r["group"]))])

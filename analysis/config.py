@@ -214,7 +214,7 @@ def _check_algorithm(name: str, field: str, source: str):
         algorithm = get_algorithm(name)
     except ValueError as exc:
         raise ConfigError(source, str(exc), field=field) from None
-    if not algorithm.unaware:  # the unaware variants compose pymoo in analysis.simulate.unaware
+    if not algorithm.user and not algorithm.unaware:  # unaware variants compose pymoo in analysis.simulate.unaware
         from kernel_tuner.interface import strategy_map
 
         if algorithm.strategy not in strategy_map:
@@ -248,7 +248,10 @@ def _single_objective_problem(algorithm: Any, config: dict[str, Any]) -> str | N
         if multi:
             objectives = ", ".join(config["objective_sets"][multi[0]])
             multi_algorithms = [a.name for a in _registry().values() if a.multi_objective]
-            return (f"'{algorithm.name}' optimises a single objective, but a comparison setting runs on every "
+            declared = (f"{algorithm.name} does not declare multi_objective = True (a module attribute), so it "
+                        "optimises a single objective" if algorithm.user
+                        else f"'{algorithm.name}' optimises a single objective")
+            return (f"{declared}, but a comparison setting runs on every "
                     f"objective set of every studied space, and space {space} runs on '{multi[0]}' ({objectives}). "
                     "Run single-objective settings only on one-objective sets (e.g. `objective_sets: [time]` on "
                     "those spaces, or simulation.objective_sets), or choose a multi-objective algorithm "
@@ -282,7 +285,14 @@ def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
         if "constraint_aware" in strategy["options"]:
             raise ConfigError(source, "constraint_aware is set by the study (every strategy runs both ways)",
                               field=f"{where}.constraint_aware")
-        _check_algorithm(strategy["algorithm"], f"constraint_aware.strategies.{name}.algorithm", source)
+        algorithm = _check_algorithm(strategy["algorithm"], f"constraint_aware.strategies.{name}.algorithm",
+                                     source)
+        if "constraint_aware" not in algorithm.options:
+            raise ConfigError(source, f"the constraint-aware study runs every strategy with and without constraint "
+                                      f"awareness, but '{strategy['algorithm']}' has no constraint_aware option"
+                                      + (" in its _options (Kernel Tuner's CostFunc reads it to repair infeasible "
+                                         "proposals)" if algorithm.user else ""),
+                              field=f"constraint_aware.strategies.{name}.algorithm")
         _check_options(strategy["algorithm"], strategy["options"], where, source)
     kernels = _study_kernels(config, studied_only=True)
     for kernel, threshold in ca["thresholds"].items():

@@ -37,7 +37,7 @@ REFERENCE = "rs"  # random search: drawn in every panel, not compared with an un
 
 
 def _algorithms(frame: pd.DataFrame) -> list[str]:
-    return [a for a in style.COLOURS if a in set(frame["algorithm"]) and a != REFERENCE]
+    return [a for a in style.ordered(frame["algorithm"]) if a != REFERENCE]
 
 
 def excluded(frame: pd.DataFrame) -> pd.Series:
@@ -266,9 +266,9 @@ def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path):
             kept = ~g["space"].isin(faint)
             x = dodge(100 * g["density"].to_numpy(dtype=float), i, len(algorithms), log)
             common = {"color": style.colour(a), "ms": 3.6, "ls": "none", "mec": "white", "mew": 0.3}
-            ax.plot(x[kept.to_numpy()], g.loc[kept, "gain"], style.MARKERS.get(a, "o"), alpha=0.8,
+            ax.plot(x[kept.to_numpy()], g.loc[kept, "gain"], style.marker(a), alpha=0.8,
                     label=style.label(a), gid=f"gain-{a}", **common)
-            ax.plot(x[~kept.to_numpy()], g.loc[~kept, "gain"], style.MARKERS.get(a, "o"), alpha=FAINT, **common)
+            ax.plot(x[~kept.to_numpy()], g.loc[~kept, "gain"], style.marker(a), alpha=FAINT, **common)
         ax.axhline(0.0, color="black", lw=0.6)
         ax.set_xlabel("density (%)")
         ax.set_ylabel("gain (aware − unaware)")

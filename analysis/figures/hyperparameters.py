@@ -93,9 +93,8 @@ def plot(grid: pd.DataFrame, pdf: str | Path, png: str | Path,
     grid = check_grid(grid)
     unit = axis_unit(grid, objective_sets)
     algorithm_of = dict(zip(grid["grid"], grid["algorithm"]))
-    order = list(style.COLOURS)
-    grids = sorted(algorithm_of, key=lambda g: (order.index(algorithm_of[g]) if algorithm_of[g] in order
-                                                else len(order), g))
+    order = style.ordered(algorithm_of.values())
+    grids = sorted(algorithm_of, key=lambda g: (order.index(algorithm_of[g]), g))
     shared = {a for a in algorithm_of.values() if list(algorithm_of.values()).count(a) > 1}
     budgets = sorted(grid["budget"].unique())
     with style.context():

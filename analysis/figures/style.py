@@ -1,8 +1,10 @@
-"""The one style of every figure: the shared matplotlibrc, a fixed colour per algorithm, atomic PDF + PNG output."""
+"""The one style of every figure: the shared matplotlibrc, a fixed colour per algorithm (a stable one per user
+strategy), atomic PDF + PNG output."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402  (afte
 from matplotlib.figure import Figure  # noqa: E402
 
 from analysis.io import atomic_path  # noqa: E402
+from analysis.names import DISPLAY, display_name, is_user_spec  # noqa: E402
 
 RCFILE = Path(__file__).with_name("matplotlibrc")
 
@@ -42,18 +45,8 @@ COLOURS = {
     "firefly_algorithm": OKABE_ITO["sky_blue"],
 }
 
-# Registry name -> name shown in legends.
-LABELS = {
-    "rs": "RS",
-    "nsga2": "NSGA-II",
-    "nsga3": "NSGA-III",
-    "nsga2_unaware": "NSGA-II (unaware)",
-    "nsga3_unaware": "NSGA-III (unaware)",
-    "genetic_algorithm": "GA",
-    "pso": "PSO",
-    "diff_evo": "DE",
-    "firefly_algorithm": "Firefly",
-}
+# Registry name -> name shown in legends: analysis.names, the one source of display names.
+LABELS = DISPLAY
 
 MARKERS = {
     "rs": "o",
@@ -66,6 +59,12 @@ MARKERS = {
     "diff_evo": "P",
     "firefly_algorithm": "X",
 }
+
+# A user's strategy (a .py path or a dotted path) gets one of these, in a slot chosen from a hash of its name, so
+# that it keeps its colour and marker from figure to figure and run to run: Paul Tol's "muted" scheme (colour-blind
+# safe, and none of it an Okabe-Ito colour above) and markers the registered algorithms do not use.
+EXTRA_COLOURS = ["#CC6677", "#332288", "#117733", "#882255", "#44AA99", "#999933", "#AA4499", "#88CCEE", "#DDCC77"]
+EXTRA_MARKERS = ["h", "p", "*", "<", ">", "d", "8", "H", "1"]
 
 SOLID = "-"
 DASHED = (0, (4.0, 1.8))
@@ -91,18 +90,57 @@ def igd_unit(objectives: Sequence[str] | None) -> str | None:
     return unit if unit and unit != "1" else None
 
 
+def _slot(algorithm: str) -> int:
+    return int.from_bytes(hashlib.sha256(algorithm.encode("utf-8")).digest()[:8], "big") % len(EXTRA_COLOURS)
+
+
+def extra_styles(algorithms: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """(colour, marker) of each user strategy among `algorithms`: the slot its name hashes to, or, when two of them
+    hash to one slot, the next free one (taken in sorted order, so the result depends only on the set)."""
+    users = sorted({a for a in algorithms if a not in COLOURS})
+    unknown = [a for a in users if not is_user_spec(a)]
+    if unknown:
+        raise KeyError(f"no colour for algorithm '{unknown[0]}': neither a registered one ({', '.join(COLOURS)}) "
+                       "nor a user strategy (a .py path or a dotted import path)")
+    taken: set[int] = set()
+    out = {}
+    for a in users:
+        slot = _slot(a)
+        for step in range(len(EXTRA_COLOURS)):
+            if (slot + step) % len(EXTRA_COLOURS) not in taken:
+                slot = (slot + step) % len(EXTRA_COLOURS)
+                break
+        taken.add(slot)  # more user strategies than slots: colours repeat, in the same order
+        out[a] = (EXTRA_COLOURS[slot], EXTRA_MARKERS[slot])
+    return out
+
+
 def colour(algorithm: str) -> str:
-    """The fixed colour of a registered algorithm; an unknown name is an error listing the known ones."""
-    try:
+    """The fixed colour of a registered algorithm, or a user strategy's own (`extra_styles`); a name that is
+    neither is an error listing the registered ones."""
+    if algorithm in COLOURS:
         return COLOURS[algorithm]
-    except KeyError:
-        raise KeyError(f"no colour for algorithm '{algorithm}'; known: {', '.join(COLOURS)}") from None
+    return extra_styles([algorithm])[algorithm][0]
+
+
+def marker(algorithm: str) -> str:
+    """The marker of a registered algorithm, or a user strategy's own."""
+    if algorithm in MARKERS:
+        return MARKERS[algorithm]
+    return extra_styles([algorithm])[algorithm][1]
 
 
 def label(algorithm: str) -> str:
-    """The legend name of a registered algorithm."""
+    """The legend name of an algorithm (analysis.names)."""
     colour(algorithm)
-    return LABELS[algorithm]
+    return display_name(algorithm)
+
+
+def ordered(algorithms: Iterable[str]) -> list[str]:
+    """Algorithms in the order figures show them: the registered ones in registry order, then user strategies
+    by name."""
+    present = set(algorithms)
+    return [a for a in COLOURS if a in present] + sorted(present - set(COLOURS))
 
 
 def is_unaware(algorithm: str) -> bool:
@@ -118,21 +156,23 @@ def linestyle(algorithm: str, constraint_aware: bool = True) -> str | tuple:
 def setting_styles(settings: dict[str, str]) -> dict[str, dict]:
     """Line style per setting label (setting -> algorithm): its algorithm's colour, marker and dash.
 
-    Settings are styled in registry order of their algorithm, then by label; a second setting of the same
-    algorithm keeps the colour and gets the next pattern of EXTRA_PATTERNS, and its legend shows the setting
-    label.
+    Settings are styled in registry order of their algorithm (user strategies after the registered ones, by
+    name), then by label; a second setting of the same algorithm keeps the colour and gets the next pattern
+    of EXTRA_PATTERNS, and its legend shows the setting label.
     """
     seen: dict[str, int] = {}
     shared = {a for a in settings.values() if list(settings.values()).count(a) > 1}
     styles = {}
-    order = list(COLOURS)
-    for s in sorted(settings, key=lambda s: (order.index(settings[s]) if settings[s] in order else len(order), s)):
+    order = ordered(settings.values())
+    extra = extra_styles(settings.values())
+    for s in sorted(settings, key=lambda s: (order.index(settings[s]), s)):
         a = settings[s]
         n = seen.get(a, 0)
         seen[a] = n + 1
         ls = linestyle(a) if n == 0 else EXTRA_PATTERNS[(n - 1) % len(EXTRA_PATTERNS)]
         name = label(a) if a not in shared else f"{label(a)} [{s}]"
-        styles[s] = {"color": colour(a), "linestyle": ls, "marker": MARKERS[a], "label": name}
+        c, m = (COLOURS[a], MARKERS[a]) if a in COLOURS else extra[a]
+        styles[s] = {"color": c, "linestyle": ls, "marker": m, "label": name}
     return styles
 
 

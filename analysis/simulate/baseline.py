@@ -36,7 +36,8 @@ def tune_kernel_trace(
     budget: int,
     seed: int,
 ) -> Trace:
-    """One run of a registered Kernel Tuner algorithm via tune_kernel, seeded like simulate_run."""
+    """One run of a Kernel Tuner algorithm (registered, or a user's strategy module) via tune_kernel, seeded like
+    simulate_run."""
     entry = get_algorithm(algorithm)
     if entry.unaware:
         raise ValueError(f"{algorithm!r} is not a Kernel Tuner strategy; tune_kernel cannot run it")
@@ -53,7 +54,7 @@ def tune_kernel_trace(
             restrictions=list(space.restrictions),
             cache=str(cache_json),
             simulation_mode=True,
-            strategy=entry.strategy,
+            strategy=entry.module if entry.user else entry.strategy,
             strategy_options=strategy_options,
             objective=list(space.objectives),
             objective_higher_is_better=space.higher_is_better,

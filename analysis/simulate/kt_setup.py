@@ -87,7 +87,7 @@ def _options(table: Options, values: dict[str, Any]) -> Options:
 
 def build_setup(
     space: SpaceData,
-    strategy: str,
+    strategy: str | Any,
     strategy_options: dict[str, Any],
     budget: int,
     seed: int,
@@ -96,6 +96,9 @@ def build_setup(
     max_proposals: int | None = None,
 ) -> RunSetup:
     """Replicate tune_kernel's simulation-mode setup with an already parsed cache; fresh objects per call.
+
+    `strategy` is what tune_kernel's `strategy` argument would be: a Kernel Tuner strategy name, or a
+    user's strategy module.
 
     `budget` caps distinct evaluations; `time_limit_ms` additionally caps the simulated evaluation
     time and `max_proposals` the proposals, repeats included (see `analysis.simulate.budget`).

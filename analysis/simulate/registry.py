@@ -3,15 +3,31 @@
 Each option has Kernel Tuner's description and default (from the strategy module's own table) and,
 declared here once, the type and range the suite accepts; `resolve_options` checks every value
 against them, so a config is checked when it is read and a run never starts on a bad option.
+
+Besides the registered names, an algorithm may be a user's own strategy module in Kernel Tuner's
+convention, named by a path to a `.py` file or by a dotted import path (`get_algorithm`): a module
+with `tune(searchspace, runner, tuning_options)` and an `_options` table `{name: (description,
+default)}`, optionally `multi_objective = True` (it handles several objectives: Kernel Tuner's cost
+function then returns a tuple per configuration; without it the module is single-objective) and
+`display_name` (its name in tables and legends). The type each of its options accepts is that of
+its default (bool, int, number for a float, str; anything for another default).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import math
+import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+from analysis.names import DISPLAY, is_user_spec
 
 
 @dataclass(frozen=True)
@@ -19,7 +35,8 @@ class Option:
     """One option: description and default (Kernel Tuner's), accepted type and range (the suite's).
 
     kind: "int" (a whole number, not a bool), "number" (int or float, finite, not a bool), "bool",
-    or "choice" (one of `choices`). `low`/`high` bound int and number options, inclusively unless
+    "choice" (one of `choices`), "str" (any string) or "any" (any value: a user strategy's option whose
+    default is none of these). `low`/`high` bound int and number options, inclusively unless
     `low_open`/`high_open`.
     """
 
@@ -37,8 +54,8 @@ class Option:
         """What the option accepts, e.g. `int >= 2`, `number in [0, 1]`, `one of: a, b`."""
         if self.kind == "choice":
             return "one of: " + ", ".join(self.choices)
-        if self.kind == "bool":
-            return "bool"
+        if self.kind in ("bool", "str", "any"):
+            return self.kind
         bound = lambda x: f"{x:g}" if isinstance(x, float) else str(x)  # noqa: E731
         if self.low is not None and self.high is not None:
             return (f"{self.kind} in {'(' if self.low_open else '['}{bound(self.low)}, "
@@ -52,6 +69,10 @@ class Option:
     def problem(self, value: Any) -> str | None:
         """Why `value` is not accepted (None: it is)."""
         found = f"found {type(value).__name__} {value!r}"
+        if self.kind == "any":
+            return None
+        if self.kind == "str":
+            return None if isinstance(value, str) else f"must be a string, {found}"
         if self.kind == "bool":
             return None if isinstance(value, bool) else f"must be a bool (true/false), {found}"
         if self.kind == "choice":
@@ -190,7 +211,12 @@ _UNAWARE_OPTIONS = _LazyTable(_unaware_options)
 
 @dataclass(frozen=True)
 class Algorithm:
-    """One registered algorithm: the Kernel Tuner strategy behind it and its options table."""
+    """One algorithm: the Kernel Tuner strategy behind it, its options table and its display name.
+
+    A registered algorithm names a Kernel Tuner strategy (`strategy`, a key of Kernel Tuner's
+    strategy_map) or an unaware variant composed here; a user's (`module` set) is its own module,
+    `strategy` then being the module's name.
+    """
 
     name: str
     strategy: str
@@ -198,10 +224,19 @@ class Algorithm:
     options: Mapping[str, Option]  # read-only
     multi_objective: bool
     unaware: bool = False
+    display: str = ""
+    module: ModuleType | None = None
+
+    @property
+    def user(self) -> bool:
+        """Whether this is a user's strategy module rather than a registered algorithm."""
+        return self.module is not None
 
     @property
     def source(self) -> str:
         """Where the search code comes from, for documentation."""
+        if self.user:
+            return f"user strategy `{self.name}`"
         if self.unaware:
             return f"pymoo `{self.strategy.upper()}` composed in `analysis.simulate.unaware`"
         return f"Kernel Tuner strategy `{self.strategy}`"
@@ -283,17 +318,142 @@ ALGORITHMS: dict[str, Algorithm] = {
 }
 
 
+# Every registered algorithm is shown by its name in analysis.names (the one source of display names).
+ALGORITHMS = {name: replace(a, display=DISPLAY[name]) for name, a in ALGORITHMS.items()}
+
+
 def algorithm_names() -> list[str]:
     """Names of all registered algorithms."""
     return list(ALGORITHMS)
 
 
+# Strategy options the suite sets itself (Kernel Tuner's common options): never a user's to set.
+RESERVED_OPTIONS = ("max_fevals", "time_limit")
+_USER_ALGORITHMS: dict[str, Algorithm] = {}
+
+
 def get_algorithm(name: str) -> Algorithm:
-    """The registered algorithm called `name`; ValueError listing valid names otherwise."""
+    """The algorithm called `name`: a registered one, or a user's strategy module named by a path to a `.py`
+    file (relative to the working directory) or a dotted import path, loaded once per process.
+
+    ValueError, naming `name`, for an unknown name (listing the registered ones), a file or module that
+    cannot be imported, or a module that breaks Kernel Tuner's strategy convention.
+    """
+    entry = ALGORITHMS.get(name)
+    if entry is not None:
+        return entry
+    if not is_user_spec(name):
+        raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {', '.join(ALGORITHMS)}, or a user "
+                         "strategy as a path to a .py file or a dotted import path (docs/your-tuner.md)")
+    key = str(Path(name).resolve()) if name.endswith(".py") else name
+    if key not in _USER_ALGORITHMS:
+        _USER_ALGORITHMS[key] = user_algorithm(name, _import_strategy(name))
+    return _USER_ALGORITHMS[key]
+
+
+def _import_strategy(name: str) -> ModuleType:
+    """The module behind a user strategy name (a .py path or a dotted path); ValueError naming it otherwise."""
+    if name.endswith(".py"):
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise ValueError(f"strategy file {name!r} does not exist (a relative path is read from the working "
+                             f"directory, {Path.cwd()})")
+        resolved = path.resolve()
+        # one module per file, named after it and its location so that two files of one name never meet
+        module_name = f"tsb_strategy_{resolved.stem}_{hashlib.sha256(str(resolved).encode()).hexdigest()[:10]}"
+        if module_name in sys.modules:
+            return sys.modules[module_name]
+        spec = importlib.util.spec_from_file_location(module_name, resolved)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"strategy file {name!r} cannot be loaded as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[module_name]
+            raise ValueError(f"strategy file {name!r} failed to import: {type(exc).__name__}: {exc}") from exc
+        return module
     try:
-        return ALGORITHMS[name]
-    except KeyError:
-        raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {', '.join(ALGORITHMS)}") from None
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        raise ValueError(f"strategy module {name!r} cannot be imported ({exc}); a dotted path must be importable "
+                         "from the working directory or an installed package, a file path must end in .py") from exc
+    except Exception as exc:
+        raise ValueError(f"strategy module {name!r} failed to import: {type(exc).__name__}: {exc}") from exc
+
+
+def _inferred_rule(default: Any) -> dict[str, Any]:
+    """The rule of a user strategy's option: the type of its default."""
+    if isinstance(default, bool):
+        return _BOOL
+    if isinstance(default, int):
+        return {"kind": "int"}
+    if isinstance(default, float):
+        return {"kind": "number"}
+    if isinstance(default, str):
+        return {"kind": "str"}
+    return {"kind": "any"}
+
+
+def user_algorithm(name: str, module: ModuleType) -> Algorithm:
+    """A user's strategy module as an Algorithm, its contract checked (ValueError naming `name` and the attribute).
+
+    The contract is Kernel Tuner's (`tune_kernel(strategy=module)` accepts the same module): a callable
+    `tune(searchspace, runner, tuning_options)` and `_options = {name: (description, default)}`. Optional:
+    `multi_objective` (bool, default False) and `display_name` (str, default the module's file stem or
+    last dotted component).
+    """
+    where = f"strategy {name!r}"
+    if not callable(getattr(module, "tune", None)):
+        raise ValueError(f"{where} has no function tune(searchspace, runner, tuning_options), which a Kernel Tuner "
+                         "strategy module defines")
+    table = getattr(module, "_options", None)
+    if table is None:
+        raise ValueError(f"{where} has no _options table (Kernel Tuner's convention: _options = "
+                         "dict(name=(description, default), ...); an empty dict if it takes no options)")
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{where}: _options must be a dict of name -> (description, default), found "
+                         f"{type(table).__name__}")
+    options = {}
+    for key, value in table.items():
+        if not (isinstance(key, str) and isinstance(value, (tuple, list)) and len(value) == 2
+                and isinstance(value[0], str)):
+            raise ValueError(f"{where}: _options[{key!r}] must be a (description, default) pair, found {value!r}")
+        if key in RESERVED_OPTIONS:
+            raise ValueError(f"{where}: _options declares {key!r}, which the suite sets itself from the run's budget")
+        options[key] = Option(value[0], value[1], **_inferred_rule(value[1]))
+    multi = getattr(module, "multi_objective", False)
+    if not isinstance(multi, bool):
+        raise ValueError(f"{where}: multi_objective must be True or False, found {multi!r}")
+    display = getattr(module, "display_name", None)
+    if display is None:
+        display = Path(name).stem if name.endswith(".py") else name.rsplit(".", 1)[-1]
+    if not isinstance(display, str) or not display.strip():
+        raise ValueError(f"{where}: display_name must be a non-empty string, found {display!r}")
+    doc = (module.__doc__ or "").strip().splitlines()
+    description = doc[0].strip() if doc else f"User strategy {name}."
+    return Algorithm(name, module.__name__, description, options, multi, display=display, module=module)
+
+
+def strategy_source(name: str) -> str | None:
+    """The file of a user strategy that lies under the working directory (a .py path as given, or a dotted
+    path's module file), for a workflow to track so that editing it reruns its runs; None for a registered
+    algorithm, an installed package's module, or a name that does not resolve (the config check reports it)."""
+    if name in ALGORITHMS or not is_user_spec(name):
+        return None
+    if name.endswith(".py"):
+        return name if Path(name).is_file() else None
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    origin = Path(found.origin) if found is not None and found.origin else None
+    if origin is None or not origin.is_file() or Path.cwd().resolve() not in origin.resolve().parents:
+        return None
+    return os.path.relpath(origin.resolve(), Path.cwd().resolve())
+
+
 
 
 class OptionError(ValueError):

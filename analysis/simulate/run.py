@@ -60,6 +60,8 @@ def strategy_options_for(algorithm: str, options: dict[str, Any] | None, n_obj: 
 
 def _strategy_module(entry: Algorithm) -> ModuleType | Any:
     """The module whose `tune(searchspace, runner, tuning_options)` runs this algorithm."""
+    if entry.user:
+        return entry.module
     if entry.unaware:
         from analysis.simulate import unaware
 
@@ -70,6 +72,8 @@ def _strategy_module(entry: Algorithm) -> ModuleType | Any:
 def _strategy_equivalents(entry: Algorithm) -> list[Any]:
     """The context managers that give a run the engine's equivalents of its strategy's own code: pymoo's
     operators for the pymoo-based runs, the differential evolution loop for diff_evo, none for others."""
+    if entry.user:  # nothing may change a user strategy's own code
+        return []
     if entry.strategy == "diff_evo":
         from analysis.simulate.diff_evo import fast_differential_evolution
 
@@ -95,7 +99,8 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
     """
     entry = get_algorithm(algorithm)
     if len(space.objectives) > 1 and not entry.multi_objective:
-        raise ValueError(f"algorithm {algorithm!r} is single-objective; got objectives {space.objectives}")
+        hint = " (a strategy module that handles several declares multi_objective = True)" if entry.user else ""
+        raise ValueError(f"algorithm {algorithm!r} is single-objective; got objectives {space.objectives}{hint}")
     if budget <= 0:
         raise ValueError(f"budget must be positive, got {budget}")
     strategy_options = strategy_options_for(algorithm, options, len(space.objectives))
@@ -105,7 +110,8 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
 
     started = time.perf_counter()
     seed_globals(seed)
-    setup = build_setup(space, entry.strategy, strategy_options, budget, seed, runner_class,
+    strategy = entry.module if entry.user else entry.strategy  # what tune_kernel's `strategy` would be
+    setup = build_setup(space, strategy, strategy_options, budget, seed, runner_class,
                         time_limit_ms=time_limit_ms, max_proposals=max_proposals)
     memo = space.neighbour_memo()
     memoise_neighbours(setup.searchspace, memo)

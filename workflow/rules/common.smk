@@ -11,6 +11,7 @@ from analysis import config as study_config
 from analysis import hyperparams
 from analysis import tables as study_tables
 from analysis.errors import ConfigError
+from analysis.simulate.registry import strategy_source
 
 try:
     study_config.check_workflow_config(config, workflow.configfiles, workflow.basedir)
@@ -196,6 +197,22 @@ def tuned_inputs(wildcards):
     """The hyperparameter table, for a comparison setting whose options come from a grid."""
     spec = SETTINGS.get(wildcards.setting, {})
     return {"tuned": f"{TABLES}/hyperparameters.csv"} if spec.get("tuned") else {}
+
+
+def strategy_inputs(algorithm):
+    """A user strategy's own file (under the working directory), so that editing it reruns its runs."""
+    source = strategy_source(algorithm)
+    return {"strategy": source} if source else {}
+
+
+def simulate_inputs(wildcards):
+    """A simulate job's inputs besides the space: the grid's picks (tuned settings), the strategy's file."""
+    return {**tuned_inputs(wildcards), **strategy_inputs(ALL_SETTINGS[wildcards.setting]["algorithm"])}
+
+
+def ca_run_inputs(wildcards):
+    """A constraint-aware run's inputs besides the space and its budget: a user strategy's file."""
+    return strategy_inputs(CA_STRATEGIES[wildcards.strategy]["algorithm"])
 
 
 def comparison_algorithms():

@@ -7,7 +7,7 @@
 
 rule simulate:
     input:
-        unpack(tuned_inputs),
+        unpack(simulate_inputs),
         parquet=rules.import_space.output.parquet,
         meta=rules.import_space.output.meta,
     output:
@@ -46,7 +46,7 @@ rule simulate:
     shell:
         "{params.cli} simulate --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
-        " --algorithm {params.algorithm} --options {params.options} --budget {params.budgets}"
+        " --algorithm {params.algorithm:q} --options {params.options} --budget {params.budgets}"
         " --repetitions {params.repetitions} {params.cap} {params.tuned} --purpose {params.purpose} --out {output:q}"
         " --config {params.config_label:q} --budget-field {params.budget_field} 2> {log:q}"
 
@@ -88,6 +88,7 @@ rule ca_budget:
 # the space's budget.
 rule ca_run:
     input:
+        unpack(ca_run_inputs),
         parquet=rules.import_space.output.parquet,
         meta=rules.import_space.output.meta,
         budget=rules.ca_budget.output[0],
@@ -112,7 +113,7 @@ rule ca_run:
     shell:
         "{params.cli} ca-run --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --threshold {params.threshold}"
-        " --name {wildcards.strategy} --algorithm {params.algorithm} --options {params.options}"
+        " --name {wildcards.strategy} --algorithm {params.algorithm:q} --options {params.options}"
         " --aware {params.aware} --repetitions {params.repetitions} --settings {params.settings}"
         " --proposal-cap {params.cap} --budget {input.budget:q} --out {output.runs:q} --budget-out {output.budget:q}"
         " 2> {log:q}"
