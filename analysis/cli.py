@@ -87,6 +87,25 @@ def _tables(a: argparse.Namespace) -> None:
                json.loads(a.objective_sets) if a.objective_sets else None)
 
 
+def _summary_table(a: argparse.Namespace) -> None:
+    from analysis import summary
+
+    summary.run(a.final, json.loads(a.settings), a.setting, a.csv, a.md)
+
+
+def _summary_figure(a: argparse.Namespace) -> None:
+    from analysis.figures import summary
+    from analysis.figures.cli import read_table
+
+    table = read_table(a.table, summary.COLUMNS)
+    try:
+        summary.plot(table, json.loads(a.settings), a.setting, a.pdf, a.png,
+                     json.loads(a.objective_sets) if a.objective_sets else None)
+    except ValueError as exc:
+        raise InputError(a.table, str(exc)) from None
+    log.info("summary figure of %s -> %s, %s", a.setting, a.pdf, a.png)
+
+
 def _ca_settings(a: argparse.Namespace):
     from analysis.methodology import ScoreSettings
 
@@ -137,7 +156,11 @@ def _check_config(a: argparse.Namespace) -> None:
 def _algorithms(a: argparse.Namespace) -> None:
     from analysis.simulate import options_markdown
 
-    sys.stdout.write(options_markdown() + "\n")
+    try:
+        text = options_markdown(a.names or None)
+    except ValueError as exc:  # an unknown name, or a user strategy that breaks the convention
+        raise InputError(None, str(exc), field="algorithm") from None
+    sys.stdout.write(text + "\n")
 
 
 def _spaces_table(a: argparse.Namespace) -> None:
@@ -283,12 +306,33 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--names", nargs="+", required=True)
     s.set_defaults(func=_tables)
 
+    s = sub.add_parser("summary-table", help="one strategy against RS, NSGA-II and NSGA-III per space, objective set "
+                                             "and budget (tables/summary/<setting>.csv and .md)")
+    s.add_argument("--final", required=True, help="the study's results/summary/final.parquet")
+    s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
+    s.add_argument("--setting", required=True, help="the strategy summarised (not a baseline)")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.set_defaults(func=_summary_table)
+
+    s = sub.add_parser("figure-summary", help="one strategy's improvement over RS next to the baselines', per space "
+                                              "and budget, on one page")
+    s.add_argument("--table", required=True, help="the strategy's summary table (summary-table's CSV)")
+    s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
+    s.add_argument("--setting", required=True, help="the strategy summarised")
+    s.add_argument("--objective-sets", default="", help="JSON: objective set -> objectives (the groups' order)")
+    s.add_argument("--pdf", required=True, help="output PDF")
+    s.add_argument("--png", required=True, help="output PNG (200 dpi)")
+    s.set_defaults(func=_summary_figure)
+
     s = sub.add_parser("check-config", help="check config files as the workflow does; errors name file, line "
                                              "(YAML syntax) or field")
     s.add_argument("config", nargs="+", help="config file(s), e.g. config/test.yaml")
     s.set_defaults(func=_check_config)
 
-    s = sub.add_parser("algorithms", help="print the algorithm registry (options, descriptions, defaults)")
+    s = sub.add_parser("algorithms", help="print the algorithm registry (options, descriptions, defaults), or the "
+                                          "named algorithms: registered names, .py paths or dotted import paths")
+    s.add_argument("names", nargs="*", help="algorithms to describe (default: every registered one)")
     s.set_defaults(func=_algorithms)
 
     s = sub.add_parser("spaces-table", help="tables/spaces.csv and .md")

@@ -451,6 +451,8 @@ def strategy_source(name: str) -> str | None:
     origin = Path(found.origin) if found is not None and found.origin else None
     if origin is None or not origin.is_file() or Path.cwd().resolve() not in origin.resolve().parents:
         return None
+    if Path(sys.prefix).resolve() in origin.resolve().parents or "site-packages" in origin.parts:
+        return None  # an installed package (a virtual environment may lie in the working directory)
     return os.path.relpath(origin.resolve(), Path.cwd().resolve())
 
 
