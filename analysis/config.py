@@ -452,6 +452,25 @@ def config_label(files: Sequence[str | Path], workdir: str | Path | None = None)
     return ", ".join(names) or "config"
 
 
+def field_label(files: Sequence[str | Path], field: str, workdir: str | Path | None = None) -> str:
+    """How an error names the config file of `field` (dotted, e.g. "simulation.budgets"): the last of `files`
+    that sets it (later files override earlier ones), else the first (the field has its schema default).
+
+    A job's command names this file rather than every config file, so that a config overlay that does not
+    touch the field leaves the command, and so the job, as it was: adding a setting reruns only its jobs.
+    """
+    keys = field.split(".")
+    setting = []
+    for f in files:
+        node = read_yaml(f)
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is not None:
+            setting.append(f)
+    chosen = setting[-1:] or list(files)[:1]
+    return config_label(chosen, workdir)
+
+
 def check_workflow_config(config: dict[str, Any], files: Sequence[str | Path], base: str | Path,
                           workdir: str | Path | None = None) -> None:
     """What the workflow checks before it plans: each config file reads as strict YAML (Snakemake's

@@ -10,6 +10,7 @@ sys.path.insert(0, workflow.basedir)
 from analysis import config as study_config
 from analysis import hyperparams
 from analysis import tables as study_tables
+from analysis import summary as study_summary
 from analysis.errors import ConfigError
 from analysis.simulate.registry import strategy_source
 
@@ -17,7 +18,11 @@ try:
     study_config.check_workflow_config(config, workflow.configfiles, workflow.basedir)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
-_config_label = study_config.config_label(workflow.configfiles)
+# The config file each simulate job's budget errors name: the one that sets the field (study_config.field_label).
+_budget_labels = {
+    field: study_config.field_label(workflow.configfiles, field)
+    for field in ("simulation.budgets", "hyperparameters.budgets")
+}
 
 from snakemake.settings.types import DeploymentMethod
 
@@ -205,6 +210,12 @@ def strategy_inputs(algorithm):
     return {"strategy": source} if source else {}
 
 
+def budget_field(wildcards):
+    """The config field a simulate job's budgets come from."""
+    grid = wildcards.setting in GRID_SETTINGS and HP["budgets"]
+    return "hyperparameters.budgets" if grid else "simulation.budgets"
+
+
 def simulate_inputs(wildcards):
     """A simulate job's inputs besides the space: the grid's picks (tuned settings), the strategy's file."""
     return {**tuned_inputs(wildcards), **strategy_inputs(ALL_SETTINGS[wildcards.setting]["algorithm"])}
@@ -220,6 +231,11 @@ def comparison_algorithms():
     return {label: spec["algorithm"] for label, spec in SETTINGS.items()}
 
 
+def summary_settings():
+    """The comparison settings summarised against the baselines (RS, NSGA-II, NSGA-III): every other one."""
+    return study_summary.summary_settings(comparison_algorithms())
+
+
 def table_files():
     """The study tables (CSV and Markdown) the comparison settings imply."""
     names = study_tables.implied_tables(comparison_algorithms())
@@ -232,6 +248,7 @@ def get_final_outputs():
     if compile_cost_space_ids():
         outputs += [f"{TABLES}/compile_cost.csv", f"{TABLES}/compile_cost.md"]
     outputs += [f for pair in table_files().values() for f in pair]
+    outputs += [f"{TABLES}/summary/{setting}.{ext}" for setting in summary_settings() for ext in ("csv", "md")]
     if GRID_SETTINGS:
         outputs += [f"{TABLES}/hyperparameters.csv", f"{TABLES}/hyperparameters.md"]
     outputs += [f"{sweep_dir(*key)}/cache.json.gz" for key in SWEEPS]
@@ -315,6 +332,7 @@ def figure_outputs():
     sets = dict.fromkeys(o for d, k in studied_space_ids() for o in space_objective_sets(d, k))
     stems += [f"{FIGURES}/anytime/all_{objective_set}" for objective_set in sets]
     stems += [f"{FIGURES}/tradeoff/{d}/{k}/{TRADEOFF_ERROR}" for d, k in mixed_precision_spaces()]
+    stems += [f"{FIGURES}/summary/{setting}" for setting in summary_settings()]
     if GRID_SETTINGS:
         stems.append(f"{FIGURES}/hyperparameters/fronts")
     if CA_SPACES:

@@ -145,3 +145,30 @@ rule figure_constraint_aware_spaces:
     shell:
         "{params.cli} figure-constraint-aware-spaces --scores {input:q}"
         " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+
+
+rule figure_summary:
+    input:
+        rules.summary_table.output.csv,
+    output:
+        pdf=report(
+            f"{FIGURES}/summary/{{setting}}.pdf",
+            caption="../report/figure_summary.rst",
+            category="Figures",
+            subcategory="Strategy summary",
+            labels={"setting": "{setting}"},
+        ),
+        png=f"{FIGURES}/summary/{{setting}}.png",
+    log:
+        f"{LOGS}/figures/summary/{{setting}}.log",
+    wildcard_constraints:
+        setting=_choices(summary_settings()) or "none",
+    conda:
+        ENV
+    params:
+        cli=CLI,
+        settings=json_arg(comparison_algorithms()),
+        objective_sets=json_arg(config["objective_sets"]),
+    shell:
+        "{params.cli} figure-summary --table {input:q} --settings {params.settings} --setting {wildcards.setting}"
+        " --objective-sets {params.objective_sets} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"

@@ -32,12 +32,10 @@ rule simulate:
             if config["simulation"]["proposal_cap"] is None
             else f"--proposal-cap {config['simulation']['proposal_cap']}"
         ),
-        config_label=_config_label,
+        config_label=lambda wc: _budget_labels[budget_field(wc)],
         # the grid's runs are seeded apart from the comparison's (analysis.runs.run_identity)
         purpose=lambda wc: "selection" if wc.setting in GRID_SETTINGS else "comparison",
-        budget_field=lambda wc: (
-            "hyperparameters.budgets" if wc.setting in GRID_SETTINGS and HP["budgets"] else "simulation.budgets"
-        ),
+        budget_field=budget_field,
         tuned=lambda wc, input: (
             f"--tuned-table {shlex.quote(input.tuned)} --tuned-grid {SETTINGS[wc.setting]['tuned']}"
             if "tuned" in input.keys()

@@ -67,3 +67,28 @@ rule ca_tables:
         "{params.cli} ca-tables --scores {input.scores:q} --curves {input.curves:q} --out-dir {params.out_dir:q}"
         " --curves-out {output.curves:q} --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
         " --min-budget-evaluations {params.min_budget} 2> {log:q}"
+
+
+# One strategy against the baselines (RS, NSGA-II, NSGA-III) per space, objective set and budget (issue #34).
+rule summary_table:
+    input:
+        rules.summary.output.final,
+    output:
+        csv=report(
+            f"{TABLES}/summary/{{setting}}.csv",
+            category="Tables",
+            caption="../report/tables/summary.rst",
+        ),
+        md=f"{TABLES}/summary/{{setting}}.md",
+    log:
+        f"{LOGS}/tables/summary/{{setting}}.log",
+    wildcard_constraints:
+        setting=_choices(summary_settings()) or "none",
+    conda:
+        ENV
+    params:
+        cli=CLI,
+        settings=json_arg(comparison_algorithms()),
+    shell:
+        "{params.cli} summary-table --final {input:q} --settings {params.settings} --setting {wildcards.setting}"
+        " --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
