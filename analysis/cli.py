@@ -146,6 +146,11 @@ def _ca_tables(a: argparse.Namespace) -> None:
 def _check_config(a: argparse.Namespace) -> None:
     from analysis import config
 
+    if a.merged:
+        merged = config.merge_files(a.config)
+        config.check_workflow_config(merged, a.config, config.ROOT)
+        log.info("%s: valid", config.config_label(a.config))
+        return
     for path in a.config:
         loaded = config.load(path)
         config.check_files(loaded, config.ROOT, path)
@@ -328,6 +333,9 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("check-config", help="check config files as the workflow does; errors name file, line "
                                              "(YAML syntax) or field")
     s.add_argument("config", nargs="+", help="config file(s), e.g. config/test.yaml")
+    s.add_argument("--merged", action="store_true",
+                   help="check the files merged in order, as `snakemake --configfile A B` merges them (a later "
+                        "file's mappings update an earlier one's key by key), e.g. a study and an overlay")
     s.set_defaults(func=_check_config)
 
     s = sub.add_parser("algorithms", help="print the algorithm registry (options, descriptions, defaults), or the "

@@ -452,6 +452,28 @@ def config_label(files: Sequence[str | Path], workdir: str | Path | None = None)
     return ", ".join(names) or "config"
 
 
+def merge_files(files: Sequence[str | Path]) -> dict[str, Any]:
+    """The config of several files as Snakemake merges `--configfile A B ...`: in order, a later file's mapping
+    updating an earlier one's key by key (recursively), any other value replacing it."""
+    def update(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+        for key, value in other.items():
+            if isinstance(value, dict) and isinstance(base.get(key), dict):
+                update(base[key], value)
+            else:
+                base[key] = value
+        return base
+
+    merged: dict[str, Any] = {}
+    for f in files:
+        document = read_yaml(f)
+        if document is None:
+            continue
+        if not isinstance(document, dict):
+            raise ConfigError(str(f), f"must be a mapping of settings, found {type(document).__name__}")
+        update(merged, document)
+    return merged
+
+
 def field_label(files: Sequence[str | Path], field: str, workdir: str | Path | None = None) -> str:
     """How an error names the config file of `field` (dotted, e.g. "simulation.budgets"): the last of `files`
     that sets it (later files override earlier ones), else the first (the field has its schema default).

@@ -19,7 +19,10 @@ rule indicators:
         ENV
     params:
         cli=CLI,
-        algorithms=json_arg({label: spec["algorithm"] for label, spec in ALL_SETTINGS.items()}),
+        # the group's own settings only: adding a comparison setting leaves the grid's jobs as they are
+        algorithms=lambda wc: json_arg(
+            {label: spec["algorithm"] for label, spec in (GRID_SETTINGS if wc.group == "grid" else SETTINGS).items()}
+        ),
     shell:
         "{params.cli} indicators --runs {input.runs:q} --algorithms {params.algorithms} --space-meta {input.meta:q}"
         " --fronts-parquet {input.fronts_parquet:q} --fronts-json {input.fronts_json:q}"
