@@ -71,10 +71,14 @@ def tiny_space(n_obj: int) -> SpaceData:
     return SpaceData(dict(TINY_PARAMS), list(TINY_RESTRICTIONS), tiny_cache(), objectives, ["min"] * n_obj)
 
 
+EXAMPLES = sorted(str(p.relative_to(REPO)) for p in (REPO / "examples").glob("*.py"))
+
+
 def algorithm_cases() -> list[tuple[str, dict]]:
-    """Every registered algorithm, with both constraint_aware settings where it has the option."""
+    """Every registered algorithm and every strategy of examples/ (by its path, as a config names it), with both
+    constraint_aware settings where it has the option."""
     cases = []
-    for name in algorithm_names():
+    for name in [*algorithm_names(), *EXAMPLES]:
         if "constraint_aware" in get_algorithm(name).options:
             cases += [(name, {"constraint_aware": True}), (name, {"constraint_aware": False})]
         else:

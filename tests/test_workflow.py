@@ -166,17 +166,17 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     grid = pd.read_csv(root / "results/hyperparameters/grid.csv")
     assert len(grid) == 4 and grid["picked"].sum() == 1
     curves = pd.read_parquet(root / "results/summary/curves.parquet")
-    assert set(curves["setting"]) == {"rs", "nsga2", "nsga2_unaware", "ga_aware"}
+    assert set(curves["setting"]) == {"rs", "nsga2", "nsga2_unaware", "ga_aware", "optuna"}
     assert (curves["k"].max(), curves["n_runs"].min()) == (20, 3)
     t2 = pd.read_csv(root / "tables/improvement_over_rs.csv")
-    assert set(t2["setting"]) == {"nsga2", "nsga2_unaware", "ga_aware"} and (t2["n_pairs"] == 3).all()
+    assert set(t2["setting"]) == {"nsga2", "nsga2_unaware", "ga_aware", "optuna"} and (t2["n_pairs"] == 3).all()
     assert (t2["scope"] == "all").all()  # one objective set: nothing to pool apart
     speed = pd.read_csv(root / "tables/speedup_to_rs.csv")
     assert set(speed["kernel"]) == {"convolution", "dedispersion", "bessel"} and speed["status"].notna().all()
     assert (root / "tables/aware_over_unaware.md").read_text().startswith("# Constraint-aware")
     # the constraint-aware study: time-limited runs, scored; Bessel on time with the decay penalty
     ca = pd.read_csv(root / "tables/constraint_aware_runs.csv")
-    assert len(ca) == 2 * 5 and (ca["runs"] == 3).all() and ca["score"].notna().all()
+    assert len(ca) == 2 * 7 and (ca["runs"] == 3).all() and ca["score"].notna().all()
     assert set(ca["objective"]) == {"time", "time_decay"}
     assert ca.loc[ca["space"] == "host-cpu/bessel", "threshold"].eq(-3.5).all()
     ca_runs = pd.read_parquet(root / "results/constraint_aware/runs/A100/dedispersion/de_aware.parquet")
@@ -185,7 +185,8 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     last = ca_runs.groupby("repetition")["sim_time_ms"].max()
     assert (last[ca_runs.groupby("repetition")["stop_reason"].first() == "time_limit"] > limit["time_limit_ms"]).all()
     gains = pd.read_csv(root / "tables/constraint_aware_gains.csv")
-    assert set(gains["algorithm"]) == {"genetic_algorithm", "diff_evo", "rs"}
+    assert set(gains["algorithm"]) == {"genetic_algorithm", "diff_evo", "kernel_tuner.strategies.simulated_annealing",
+                                       "rs"}
     # the configured group, and the default of a thresholded space; one GPU space, so no GPU row set
     assert set(gains["group"]) == {"all", "benchmark_hub", "accuracy threshold"}
     ca_groups = pd.read_csv(root / "tables/constraint_aware_scores.csv").groupby("space")["group"].first()
@@ -196,6 +197,18 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     assert (per_space["out"] == (per_space["budget"] < 20)).all() and not per_space.loc["A100/dedispersion", "out"]
     assert (ca.groupby("space")["excluded"].apply(lambda e: e.notna().all()) == per_space["out"]).all()
     assert (gains.loc[gains["group"] == "all", "spaces"] == (~per_space["out"]).sum()).all()
+    # a user's strategy (config/test.yaml: Optuna's TPE from examples/, by its file path) is in every table and
+    # figure the built-in settings are in, and has a summary page against the baselines
+    for name in ("indicators", "improvement_over_rs", "significance", "eval_time", "speedup_to_rs_spaces"):
+        assert "optuna" in set(pd.read_csv(root / f"tables/{name}.csv")["setting"]), name
+    assert set(pd.read_csv(root / "tables/speedup_to_rs.csv")["setting"]) >= {"optuna"}
+    summary = pd.read_csv(root / "tables/summary/optuna.csv")
+    assert len(summary) == 3 and set(summary["budget"]) == {20}
+    for stem in ("summary/optuna", "summary/nsga2_unaware", "summary/ga_aware"):
+        assert (root / f"figures/{stem}.png").stat().st_size > 10_000, stem
+    assert not (root / "tables/summary/rs.csv").exists() and not (root / "tables/summary/nsga2.csv").exists()
+    optuna_log = (root / "logs/runs/A100/dedispersion/time/optuna.log").read_text()
+    assert "'n_startup_trials': 5" in optuna_log
     for fig in ("score_over_time", "spaces"):
         assert (root / f"figures/constraint_aware/{fig}.png").stat().st_size > 10_000
     for log in ("runs/A100/dedispersion/time/nsga2.log", "spaces/A100/convolution/space.log",

@@ -62,9 +62,10 @@ MARKERS = {
 
 # A user's strategy (a .py path or a dotted path) gets one of these, in a slot chosen from a hash of its name, so
 # that it keeps its colour and marker from figure to figure and run to run: Paul Tol's "muted" scheme (colour-blind
-# safe, and none of it an Okabe-Ito colour above) and markers the registered algorithms do not use.
-EXTRA_COLOURS = ["#CC6677", "#332288", "#117733", "#882255", "#44AA99", "#999933", "#AA4499", "#88CCEE", "#DDCC77"]
-EXTRA_MARKERS = ["h", "p", "*", "<", ">", "d", "8", "H", "1"]
+# safe, and none of it an Okabe-Ito colour above) and filled markers the registered algorithms do not use
+# (its pale sand and cyan left out: too light for lines on white, and the cyan too near sky blue).
+EXTRA_COLOURS = ["#CC6677", "#332288", "#117733", "#882255", "#44AA99", "#999933", "#AA4499"]
+EXTRA_MARKERS = ["h", "p", "*", "<", ">", "d", "8"]
 
 SOLID = "-"
 DASHED = (0, (4.0, 1.8))
