@@ -45,7 +45,9 @@ def test_dry_run_full_config(tmp_path):
                            indicators=sets + 3 * 2, hyperparameters=1, summary=1, study_tables=1,
                            figure_anytime=sets, figure_anytime_grid=3, figure_tradeoff=cpu, figure_hyperparameters=1,
                            ca_budget=hub + cpu, ca_run=(hub + cpu) * (4 * 2 + 1), ca_score=hub + cpu, ca_tables=1,
-                           figure_constraint_aware=1, figure_constraint_aware_spaces=1, all=1)
+                           figure_constraint_aware=1, figure_constraint_aware_spaces=1,
+                           # one summary page per setting that is not a baseline: nsga2_unaware, nsga3_unaware
+                           summary_table=2, figure_summary=2, all=1)
 
 
 def test_sweep_shards_with_two_thread_configurations_take_both_cores(tmp_path):
@@ -64,13 +66,14 @@ def test_sweep_shards_with_two_thread_configurations_take_both_cores(tmp_path):
 
 def test_dry_run_tiny_config(tmp_path):
     jobs = planned_jobs("--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
-    # 2 imported spaces + the swept host-cpu/bessel (2 shards, 1 merge) x 4 settings, and the 2 x 2
-    # grid on the one training space; the excluded A4000/convolution is imported, with its fronts, and no more
+    # 2 imported spaces + the swept host-cpu/bessel (2 shards, 1 merge) x 5 settings, and the 2 x 2
+    # grid on the one training space; the excluded A4000/convolution is imported, with its fronts, and no more;
+    # a summary page for each of the 3 settings that are not baselines (nsga2_unaware, ga_aware, optuna)
     assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=4, true_fronts=4, spaces_table=1,
-                           simulate=3 * 4, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1,
-                           study_tables=1,
+                           simulate=3 * 5, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1,
+                           study_tables=1, summary_table=3, figure_summary=3,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
-                           ca_budget=2, ca_run=2 * (2 * 2 + 1), ca_score=2, ca_tables=1, figure_constraint_aware=1,
+                           ca_budget=2, ca_run=2 * (3 * 2 + 1), ca_score=2, ca_tables=1, figure_constraint_aware=1,
                            figure_constraint_aware_spaces=1, all=1)
 
 

@@ -345,20 +345,33 @@ def get_algorithm(name: str) -> Algorithm:
     if not is_user_spec(name):
         raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {', '.join(ALGORITHMS)}, or a user "
                          "strategy as a path to a .py file or a dotted import path (docs/your-tuner.md)")
-    key = str(Path(name).resolve()) if name.endswith(".py") else name
+    key = str(strategy_path(name)) if name.endswith(".py") else name
     if key not in _USER_ALGORITHMS:
         _USER_ALGORITHMS[key] = user_algorithm(name, _import_strategy(name))
     return _USER_ALGORITHMS[key]
 
 
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def strategy_path(name: str) -> Path:
+    """The file a `.py` strategy name means: an absolute path as it is; a relative one in the working directory,
+    else in the repository (where the config's data paths are read from, so that `snakemake -d elsewhere` finds
+    examples/ too). The name as written, not this path, is what a run's identity and seed contain."""
+    path = Path(name).expanduser()
+    if path.is_absolute() or path.is_file():
+        return path.resolve()
+    in_repository = REPOSITORY / path
+    return in_repository.resolve() if in_repository.is_file() else path.resolve()
+
+
 def _import_strategy(name: str) -> ModuleType:
     """The module behind a user strategy name (a .py path or a dotted path); ValueError naming it otherwise."""
     if name.endswith(".py"):
-        path = Path(name).expanduser()
-        if not path.is_file():
+        resolved = strategy_path(name)
+        if not resolved.is_file():
             raise ValueError(f"strategy file {name!r} does not exist (a relative path is read from the working "
-                             f"directory, {Path.cwd()})")
-        resolved = path.resolve()
+                             f"directory, {Path.cwd()}, else from the repository, {REPOSITORY})")
         # one module per file, named after it and its location so that two files of one name never meet
         module_name = f"tsb_strategy_{resolved.stem}_{hashlib.sha256(str(resolved).encode()).hexdigest()[:10]}"
         if module_name in sys.modules:
@@ -443,7 +456,10 @@ def strategy_source(name: str) -> str | None:
     if name in ALGORITHMS or not is_user_spec(name):
         return None
     if name.endswith(".py"):
-        return name if Path(name).is_file() else None
+        path = strategy_path(name)
+        if not path.is_file():
+            return None
+        return name if Path(name).is_file() else str(path)
     try:
         found = importlib.util.find_spec(name)
     except (ImportError, ValueError):
