@@ -18,6 +18,10 @@ the run also ends when pymoo's mating cannot produce a new offspring.
 
 With one objective non-dominated sorting is plain sorting and SMS-EMOA is an elitist
 (mu + lambda) genetic algorithm; it runs on any number of objectives (`multi_objective = True`).
+pymoo's hypervolume contributions need two objective columns, so with one objective pymoo is given
+a second, constant one: every point ties on it, so it changes no comparison, and the survival is
+SMS-EMOA's in one dimension (within a front of equal values, which all contribute nothing, the
+first goes).
 Every random draw comes from the run's seed (pymoo's `setup(seed=...)`).
 """
 
@@ -58,7 +62,8 @@ class SMSEMOAOptimizer:
         if options["popsize"] < 2:
             raise ValueError(f"option 'popsize' must be at least 2, found {options['popsize']!r}")
         self.n_objectives = problem.n_objectives
-        self.space = PymooProblem(n_var=len(problem.sizes), n_obj=problem.n_objectives, n_ieq_constr=1,
+        self.padding = max(0, 2 - problem.n_objectives)  # a constant column for pymoo's 2-D+ hypervolume
+        self.space = PymooProblem(n_var=len(problem.sizes), n_obj=problem.n_objectives + self.padding, n_ieq_constr=1,
                                   xl=np.zeros(len(problem.sizes)), xu=np.array(problem.sizes) - 1.0, vtype=int)
         self.algorithm = SMSEMOA(
             pop_size=options["popsize"],
@@ -91,6 +96,7 @@ class SMSEMOAOptimizer:
             self.worst = np.maximum(self.worst, batch_worst) if self.seen_valid else batch_worst
             self.seen_valid = True
         F = np.array([self.worst if c is None else c for c in costs], dtype=float).reshape(-1, self.n_objectives)
+        F = np.hstack([F, np.zeros((len(F), self.padding))])
         G = np.array([[1.0 if c is None else 0.0] for c in costs])
         Evaluator().eval(StaticProblem(self.space, F=F, G=G), self.pending)
         self.algorithm.tell(infills=self.pending)

@@ -247,3 +247,20 @@ def test_engine_runs_an_example_as_tune_kernel_does(example: str, milo: tuple[Pa
     reference = tune_kernel_trace(space, cache_json, name, {}, 40, 3)
     assert engine.comparable() == reference.comparable()
     assert engine.evaluations_spent == 40 and not engine.stopped_early
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_examples_run_on_one_objective_where_every_configuration_ties(example: str) -> None:
+    """A time-only space of equal times: every front of SMS-EMOA's survival is split among equal points (pymoo's
+    hypervolume contributions need two columns: the example pads one; found on RTX_2080_Ti/pnpoly)."""
+    from analysis.simulate import simulate_run
+
+    cache = tiny_cache()
+    for entry in cache["cache"].values():
+        if isinstance(entry["time"], float):
+            entry["time"] = 2.0
+    space = SpaceData(dict(TINY_PARAMS), [f"a * b <= {LIMIT}"], cache, ["time"], ["min"])
+    for seed in (1, 2, 3):
+        trace = simulate_run(space, f"examples/{example}", {}, 30, seed)
+        assert trace.evaluations_spent == 30 or trace.stopped_early
+        assert {v for v, ok in zip(trace.values["time"], trace.valid) if ok} == {2.0}
