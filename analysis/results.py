@@ -746,10 +746,11 @@ def render_add_strategy(path: str | Path = ADD_COST) -> str:
         f"[benchmarks/reports/add_strategy.md](../benchmarks/reports/add_strategy.md)): `{whole['overlay']}` added "
         f"to a finished run of the full study on {int(whole['cores'])} cores of a {whole['machine']} virtual "
         f"machine (load average before: {whole['load_before']}; {whole['date']}). Snakemake ran "
-        f"{num(whole['jobs'], 0)} jobs, {n_sim} of them the new setting's runs (one per studied space and "
-        f"objective set, all budgets and repetitions), in {num(whole['span_s'] / 60, 1)} minutes of wall time and "
-        f"{num(whole['job_s'], 0)} job seconds{calibration}; no run of another setting was repeated. Per rule "
-        "(planned: the dry run's jobs before it ran):",
+        f"{num(whole['jobs'], 0)} jobs, {n_sim} of them `simulate` jobs (one runs a setting's every budget and "
+        f"repetition on one space and objective set), in {num(whole['span_s'] / 60, 1)} minutes of wall time and "
+        f"{num(whole['job_s'], 0)} job seconds{calibration}. Per rule (planned: the dry run's jobs before it ran; "
+        "that only the new setting's runs are among them is tested on the tiny study, "
+        "`tests/test_your_tuner.py`):",
         table(["rule", "planned", "ran", "job s"], rows),
     ])
 
