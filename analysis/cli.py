@@ -217,6 +217,11 @@ def _space_args(s: argparse.ArgumentParser) -> None:
     s.add_argument("--space-meta", required=True)
 
 
+def _summarised_setting_args(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
+    s.add_argument("--setting", required=True, help="the strategy summarised (not a baseline)")
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser with one sub-command per library entry point."""
     p = argparse.ArgumentParser(prog="python -m analysis.cli", description=__doc__)
@@ -314,8 +319,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("summary-table", help="one strategy against RS, NSGA-II and NSGA-III per space, objective set "
                                              "and budget (tables/summary/<setting>.csv and .md)")
     s.add_argument("--final", required=True, help="the study's results/summary/final.parquet")
-    s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
-    s.add_argument("--setting", required=True, help="the strategy summarised (not a baseline)")
+    _summarised_setting_args(s)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.set_defaults(func=_summary_table)
@@ -323,8 +327,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("figure-summary", help="one strategy's improvement over RS next to the baselines', per space "
                                               "and budget, on one page")
     s.add_argument("--table", required=True, help="the strategy's summary table (summary-table's CSV)")
-    s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
-    s.add_argument("--setting", required=True, help="the strategy summarised")
+    _summarised_setting_args(s)
     s.add_argument("--objective-sets", default="", help="JSON: objective set -> objectives (the groups' order)")
     s.add_argument("--pdf", required=True, help="output PDF")
     s.add_argument("--png", required=True, help="output PNG (200 dpi)")
