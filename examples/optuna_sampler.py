@@ -35,7 +35,7 @@ import optuna
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
 
-from analysis.simulate.asktell import ADAPTER_OPTIONS, Cost, Problem, tune_with
+from analysis.simulate.asktell import ADAPTER_OPTIONS, ADAPTER_RULES, Cost, Problem, tune_with
 
 display_name = "Optuna"
 multi_objective = True
@@ -51,6 +51,14 @@ _options = {
     "invalid": ("How an invalid configuration is told: infeasible (constraint violated, worst costs) or failed",
                 "infeasible"),
     **ADAPTER_OPTIONS,
+}
+# stricter than the defaults' types, so that a config is checked against them when it is read
+_option_rules = {
+    "sampler": {"kind": "choice", "choices": SAMPLERS},
+    "n_startup_trials": {"kind": "int", "low": 1},
+    "popsize": {"kind": "int", "low": 2},
+    "invalid": {"kind": "choice", "choices": INVALID},
+    **ADAPTER_RULES,
 }
 
 

@@ -40,7 +40,7 @@ from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.sampling.rnd import IntegerRandomSampling
 from pymoo.problems.static import StaticProblem
 
-from analysis.simulate.asktell import ADAPTER_OPTIONS, Cost, Problem, tune_with
+from analysis.simulate.asktell import ADAPTER_OPTIONS, ADAPTER_RULES, Cost, Problem, tune_with
 
 display_name = "SMS-EMOA"
 multi_objective = True
@@ -51,6 +51,14 @@ _options = {
     "crossover_eta": ("Distribution index of SBX crossover on parameter indices", 15.0),
     "mutation_eta": ("Distribution index of polynomial mutation on parameter indices", 20.0),
     **ADAPTER_OPTIONS,
+}
+# stricter than the defaults' types, so that a config is checked against them when it is read
+_option_rules = {
+    "popsize": {"kind": "int", "low": 2},
+    "crossover_prob": {"kind": "number", "low": 0, "high": 1},
+    "crossover_eta": {"kind": "number", "low": 0, "low_open": True},
+    "mutation_eta": {"kind": "number", "low": 0, "low_open": True},
+    **ADAPTER_RULES,
 }
 
 

@@ -140,6 +140,26 @@ def test_a_module_that_breaks_the_convention_is_named(tmp_path: Path, source: st
     assert str(path) in str(err.value)
 
 
+def test_option_rules_tighten_the_types_of_the_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "ruled.py"
+    path.write_text(CLIMBER + '_option_rules = {"restarts": {"kind": "int", "low": 1}, '
+                              '"neighbor": {"kind": "choice", "choices": ["Hamming", "adjacent"]}}\n')
+    name = str(path)
+    assert get_algorithm(name).options["restarts"].rule == "int >= 1"
+    with pytest.raises(OptionError, match=r"option 'restarts' .* must be an int >= 1, found int 0"):
+        resolve_options(name, {"restarts": 0})
+    with pytest.raises(OptionError, match="must be one of: Hamming, adjacent"):
+        resolve_options(name, {"neighbor": "strictly-adjacent"})
+    for rules, message in [('{"nope": {"kind": "int"}}', "names 'nope', which is not in its _options"),
+                           ('{"restarts": {"kind": "int", "low": 100}}', "default of option 'restarts' breaks"),
+                           ('{"restarts": {"kind": "integer"}}', "unknown kind 'integer'"),
+                           ('{"restarts": {"minimum": 1}}', r"_option_rules\['restarts'\] must be a rule")]:
+        bad = tmp_path / f"bad{abs(hash(rules))}.py"
+        bad.write_text(CLIMBER + f"_option_rules = {rules}\n")
+        with pytest.raises(ValueError, match=message):
+            get_algorithm(str(bad))
+
+
 def test_unknown_names_say_what_is_accepted(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="valid algorithms: rs, .*or a user strategy as a path to a .py file"):
         get_algorithm("hill_climb")

@@ -47,7 +47,8 @@ from kernel_tuner.strategies.common import CostFunc, get_options
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ADAPTER_OPTIONS", "AskTellOptimizer", "CandidateError", "Cost", "Problem", "make_problem", "tune_with"]
+__all__ = ["ADAPTER_OPTIONS", "ADAPTER_RULES", "AskTellOptimizer", "CandidateError", "Cost", "Problem", "make_problem",
+           "tune_with"]
 
 STALE_LIMIT = 2000
 
@@ -61,6 +62,10 @@ ADAPTER_OPTIONS: dict[str, tuple[str, Any]] = {
         STALE_LIMIT,
     ),
 }
+
+#: Their rules, in the suite's terms (analysis.simulate.registry: a module's optional `_option_rules`), so that a
+#: config is checked against them when it is read; merge them as the options are.
+ADAPTER_RULES: dict[str, dict[str, Any]] = {"stale_limit": {"kind": "int", "low": 1}}
 
 Cost = tuple[float, ...] | None
 """What an optimizer is told per candidate: one float per objective, all to be minimised (Kernel Tuner's

@@ -414,8 +414,11 @@ def user_algorithm(name: str, module: ModuleType) -> Algorithm:
 
     The contract is Kernel Tuner's (`tune_kernel(strategy=module)` accepts the same module): a callable
     `tune(searchspace, runner, tuning_options)` and `_options = {name: (description, default)}`. Optional:
-    `multi_objective` (bool, default False) and `display_name` (str, default the module's file stem or
-    last dotted component).
+    `multi_objective` (bool, default False), `display_name` (str, default the module's file stem or
+    last dotted component) and `_option_rules = {name: rule}`, stricter rules than the type of the
+    default for some options, in Option's terms (`{"kind": "int", "low": 2}`, `{"kind": "number",
+    "low": 0, "high": 1}`, `{"kind": "choice", "choices": ["a", "b"]}`), so that a config is checked
+    against them when it is read.
     """
     where = f"strategy {name!r}"
     if not callable(getattr(module, "tune", None)):
@@ -436,6 +439,25 @@ def user_algorithm(name: str, module: ModuleType) -> Algorithm:
         if key in RESERVED_OPTIONS:
             raise ValueError(f"{where}: _options declares {key!r}, which the suite sets itself from the run's budget")
         options[key] = Option(value[0], value[1], **_inferred_rule(value[1]))
+    rules = getattr(module, "_option_rules", None) or {}
+    if not isinstance(rules, Mapping):
+        raise ValueError(f"{where}: _option_rules must be a dict of option -> rule, found {type(rules).__name__}")
+    for key, rule in rules.items():
+        if key not in options:
+            raise ValueError(f"{where}: _option_rules names {key!r}, which is not in its _options "
+                             f"({', '.join(options) or 'none'})")
+        try:
+            option = Option(options[key].description, options[key].default,
+                            **{**rule, "choices": tuple(rule.get("choices", ()))})
+            if option.kind not in ("int", "number", "bool", "choice", "str", "any"):
+                raise TypeError(f"unknown kind {option.kind!r}")
+        except TypeError as exc:
+            raise ValueError(f"{where}: _option_rules[{key!r}] must be a rule such as {{'kind': 'int', 'low': 1}} "
+                             f"or {{'kind': 'choice', 'choices': [...]}} ({exc})") from None
+        problem = option.problem(option.default)
+        if problem is not None:
+            raise ValueError(f"{where}: the default of option {key!r} breaks its own rule: {problem}")
+        options[key] = option
     multi = getattr(module, "multi_objective", False)
     if not isinstance(multi, bool):
         raise ValueError(f"{where}: multi_objective must be True or False, found {multi!r}")
@@ -444,8 +466,8 @@ def user_algorithm(name: str, module: ModuleType) -> Algorithm:
         display = Path(name).stem if name.endswith(".py") else name.rsplit(".", 1)[-1]
     if not isinstance(display, str) or not display.strip():
         raise ValueError(f"{where}: display_name must be a non-empty string, found {display!r}")
-    doc = (module.__doc__ or "").strip().splitlines()
-    description = doc[0].strip() if doc else f"User strategy {name}."
+    paragraph = (module.__doc__ or "").strip().split("\n\n")[0]
+    description = " ".join(paragraph.split()) or f"User strategy {name}."
     return Algorithm(name, module.__name__, description, options, multi, display=display, module=module)
 
 
