@@ -37,7 +37,7 @@ from conftest import REPO
 SCRIPT = REPO / ".ci/slurm-local"
 # the jobs of the tiny DAG but `all` (test_workflow.test_dry_run_tiny_config lists them), which
 # Snakemake runs itself: it has no command
-SLURM_JOBS = 58
+SLURM_JOBS = 71
 CLUSTER_OPTIONS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1",
                    "--slurm-no-account"]
 
