@@ -135,6 +135,7 @@ def test_tiny_config_through_slurm_with_a_cancelled_job(tiny_run, slurm, tmp_pat
 
     # the tables are the local run's, byte for byte
     local, remote = tiny_run / ".test-output/tables", tmp_path / ".test-output/tables"
-    names = sorted(p.name for p in local.iterdir())
-    assert names == sorted(p.name for p in remote.iterdir())
+    names = sorted(str(p.relative_to(local)) for p in local.rglob("*") if p.is_file())
+    assert names == sorted(str(p.relative_to(remote)) for p in remote.rglob("*") if p.is_file())
+    assert "summary/optuna.csv" in names
     assert [n for n in names if (local / n).read_bytes() != (remote / n).read_bytes()] == []
