@@ -453,15 +453,9 @@ def config_label(files: Sequence[str | Path], workdir: str | Path | None = None)
 
 
 def merge_files(files: Sequence[str | Path]) -> dict[str, Any]:
-    """The config of several files as Snakemake merges `--configfile A B ...`: in order, a later file's mapping
-    updating an earlier one's key by key (recursively), any other value replacing it."""
-    def update(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
-        for key, value in other.items():
-            if isinstance(value, dict) and isinstance(base.get(key), dict):
-                update(base[key], value)
-            else:
-                base[key] = value
-        return base
+    """The config of several files as Snakemake merges `--configfile A B ...`: in order, each file's mappings
+    updating the earlier ones' key by key, with Snakemake's own `update_config`."""
+    from snakemake.utils import update_config
 
     merged: dict[str, Any] = {}
     for f in files:
@@ -470,27 +464,29 @@ def merge_files(files: Sequence[str | Path]) -> dict[str, Any]:
             continue
         if not isinstance(document, dict):
             raise ConfigError(str(f), f"must be a mapping of settings, found {type(document).__name__}")
-        update(merged, document)
+        update_config(merged, document)
     return merged
 
 
-def field_label(files: Sequence[str | Path], field: str, workdir: str | Path | None = None) -> str:
-    """How an error names the config file of `field` (dotted, e.g. "simulation.budgets"): the last of `files`
-    that sets it (later files override earlier ones), else the first (the field has its schema default).
+def field_labels(files: Sequence[str | Path], fields: Sequence[str],
+                 workdir: str | Path | None = None) -> dict[str, str]:
+    """How errors name the config file of each of `fields` (dotted, e.g. "simulation.budgets"): the last of
+    `files` that sets it (later files override earlier ones), else the first (the field has its schema default).
 
     A job's command names this file rather than every config file, so that a config overlay that does not
     touch the field leaves the command, and so the job, as it was: adding a setting reruns only its jobs.
     """
-    keys = field.split(".")
-    setting = []
-    for f in files:
-        node = read_yaml(f)
-        for key in keys:
-            node = node.get(key) if isinstance(node, dict) else None
-        if node is not None:
-            setting.append(f)
-    chosen = setting[-1:] or list(files)[:1]
-    return config_label(chosen, workdir)
+    documents = [read_yaml(f) for f in files]
+    labels = {}
+    for field in fields:
+        setting = []
+        for f, node in zip(files, documents):
+            for key in field.split("."):
+                node = node.get(key) if isinstance(node, dict) else None
+            if node is not None:
+                setting.append(f)
+        labels[field] = config_label(setting[-1:] or list(files)[:1], workdir)
+    return labels
 
 
 def check_workflow_config(config: dict[str, Any], files: Sequence[str | Path], base: str | Path,

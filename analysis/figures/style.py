@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402  (afte
 from matplotlib.figure import Figure  # noqa: E402
 
 from analysis.io import atomic_path  # noqa: E402
-from analysis.names import DISPLAY, display_name, is_user_spec  # noqa: E402
+from analysis.names import display_name, is_user_spec  # noqa: E402
 
 RCFILE = Path(__file__).with_name("matplotlibrc")
 
@@ -44,9 +44,6 @@ COLOURS = {
     "diff_evo": OKABE_ITO["orange"],
     "firefly_algorithm": OKABE_ITO["sky_blue"],
 }
-
-# Registry name -> name shown in legends: analysis.names, the one source of display names.
-LABELS = DISPLAY
 
 MARKERS = {
     "rs": "o",

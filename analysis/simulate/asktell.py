@@ -141,7 +141,11 @@ class Problem:
 
     def decode(self, indices: Sequence[Any]) -> tuple[Any, ...]:
         """The configuration (parameter values, in order) of an index vector; CandidateError if it is not one."""
-        return tuple(values[i] for values, i in zip(self.parameters.values(), self.check(indices)))
+        return self._values(self.check(indices))
+
+    def _values(self, checked: tuple[int, ...]) -> tuple[Any, ...]:
+        """The configuration of an index vector that `check` returned."""
+        return tuple(values[i] for values, i in zip(self.parameters.values(), checked))
 
     def encode(self, config: Sequence[Any]) -> tuple[int, ...]:
         """The index vector of a configuration (parameter values in order); ValueError on an unknown value."""
@@ -241,7 +245,7 @@ def tune_with(
                 logger.debug("the optimizer finished")
                 break
             candidates = [problem.check(candidate) for candidate in batch]
-            configs = [problem.decode(candidate) for candidate in candidates]
+            configs = [problem._values(candidate) for candidate in candidates]  # checked just above
             keys = [",".join(str(value) for value in config) for config in configs]  # CostFunc's keys
             known = {key for key in keys if key in evaluated}
             values = cost_func.eval_all(configs, check_restrictions=True)

@@ -54,7 +54,7 @@ def tune_kernel_trace(
             restrictions=list(space.restrictions),
             cache=str(cache_json),
             simulation_mode=True,
-            strategy=entry.module if entry.user else entry.strategy,
+            strategy=entry.kt_strategy,
             strategy_options=strategy_options,
             objective=list(space.objectives),
             objective_higher_is_better=space.higher_is_better,

@@ -29,6 +29,8 @@ from typing import Any
 
 from analysis.names import DISPLAY, is_user_spec
 
+KINDS = ("int", "number", "bool", "choice", "str", "any")  # an Option's kinds (its docstring says what each accepts)
+
 
 @dataclass(frozen=True)
 class Option:
@@ -231,6 +233,11 @@ class Algorithm:
     def user(self) -> bool:
         """Whether this is a user's strategy module rather than a registered algorithm."""
         return self.module is not None
+
+    @property
+    def kt_strategy(self) -> str | ModuleType:
+        """What `tune_kernel`'s `strategy` argument is for this algorithm: its strategy's name, or the user's module."""
+        return self.module if self.user else self.strategy
 
     @property
     def source(self) -> str:
@@ -449,7 +456,7 @@ def user_algorithm(name: str, module: ModuleType) -> Algorithm:
         try:
             option = Option(options[key].description, options[key].default,
                             **{**rule, "choices": tuple(rule.get("choices", ()))})
-            if option.kind not in ("int", "number", "bool", "choice", "str", "any"):
+            if option.kind not in KINDS:
                 raise TypeError(f"unknown kind {option.kind!r}")
         except TypeError as exc:
             raise ValueError(f"{where}: _option_rules[{key!r}] must be a rule such as {{'kind': 'int', 'low': 1}} "

@@ -110,8 +110,7 @@ def simulate_run(space: SpaceData, algorithm: str, options: dict, budget: int, s
 
     started = time.perf_counter()
     seed_globals(seed)
-    strategy = entry.module if entry.user else entry.strategy  # what tune_kernel's `strategy` would be
-    setup = build_setup(space, strategy, strategy_options, budget, seed, runner_class,
+    setup = build_setup(space, entry.kt_strategy, strategy_options, budget, seed, runner_class,
                         time_limit_ms=time_limit_ms, max_proposals=max_proposals)
     memo = space.neighbour_memo()
     memoise_neighbours(setup.searchspace, memo)

@@ -18,11 +18,8 @@ try:
     study_config.check_workflow_config(config, workflow.configfiles, workflow.basedir)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
-# The config file each simulate job's budget errors name: the one that sets the field (study_config.field_label).
-_budget_labels = {
-    field: study_config.field_label(workflow.configfiles, field)
-    for field in ("simulation.budgets", "hyperparameters.budgets")
-}
+# The config file each simulate job's budget errors name: the one that sets the field (study_config.field_labels).
+_budget_labels = study_config.field_labels(workflow.configfiles, ("simulation.budgets", "hyperparameters.budgets"))
 
 from snakemake.settings.types import DeploymentMethod
 
