@@ -37,7 +37,7 @@ def _refdirs(a: argparse.Namespace) -> None:
 
 
 def _simulate(a: argparse.Namespace) -> None:
-    from analysis import runs
+    from analysis.simulate import jobs as runs
 
     if len(a.out) != len(a.budget):
         raise InputError(None, f"{len(a.budget)} budget(s) {a.budget} but {len(a.out)} output file(s); give one "
@@ -46,7 +46,7 @@ def _simulate(a: argparse.Namespace) -> None:
     per_budget = []
     for budget in a.budget:
         if a.tuned_grid:
-            from analysis.hyperparams import picked_options
+            from analysis.hyperparams.selection import picked_options
 
             picked = {**options, **picked_options(a.tuned_table, a.tuned_grid, budget)}
             log.info("options of grid %s picked for budget %d: %s", a.tuned_grid, budget, picked)
@@ -59,28 +59,28 @@ def _simulate(a: argparse.Namespace) -> None:
 
 
 def _indicators(a: argparse.Namespace) -> None:
-    from analysis.indicators import runs
+    from analysis.indicators import jobs as runs
 
     runs.run(a.runs, json.loads(a.algorithms), a.space_meta, a.fronts_parquet, a.fronts_json, a.objective_set,
              a.curve, a.final)
 
 
 def _summary(a: argparse.Namespace) -> None:
-    from analysis.indicators import summary
+    from analysis.indicators import gather as summary
 
     summary.run(a.curves, a.finals, a.out_runs, a.out_final, a.out_curves)
 
 
 def _hyperparameters(a: argparse.Namespace) -> None:
-    from analysis import hyperparams
-    from analysis.indicators.summary import gather
+    from analysis.hyperparams import selection as hyperparams
+    from analysis.indicators.gather import gather
 
     final = gather(a.finals)
     hyperparams.run(final, json.loads(a.grids), a.seed, a.grid_csv, a.csv, a.md)
 
 
 def _tables(a: argparse.Namespace) -> None:
-    from analysis import tables
+    from analysis.tables import comparison as tables
 
     boot = tables.Bootstrap(resamples=a.bootstrap_resamples, seed=a.bootstrap_seed)
     tables.run(a.final, a.runs, json.loads(a.settings), boot, a.out_dir, a.names,
@@ -88,7 +88,7 @@ def _tables(a: argparse.Namespace) -> None:
 
 
 def _summary_table(a: argparse.Namespace) -> None:
-    from analysis import summary
+    from analysis.tables import summary
 
     summary.run(a.final, json.loads(a.settings), a.setting, a.csv, a.md)
 
@@ -107,7 +107,7 @@ def _summary_figure(a: argparse.Namespace) -> None:
 
 
 def _ca_settings(a: argparse.Namespace):
-    from analysis.methodology import ScoreSettings
+    from analysis.indicators.methodology import ScoreSettings
 
     return ScoreSettings.from_config(json.loads(a.settings))
 
@@ -194,7 +194,7 @@ def _compile_cost_table(a: argparse.Namespace) -> None:
 
 
 def _verify_space(a: argparse.Namespace) -> int:
-    from analysis import verify
+    from analysis.tables import verify
 
     return verify.main(a.space, a.config, a.tables, a.work or None, a.settings or None)
 
@@ -207,7 +207,7 @@ def _export_space(a: argparse.Namespace) -> None:
 
 
 def _readme_results(a: argparse.Namespace) -> int:
-    from analysis import results
+    from analysis.tables import readme as results
 
     return results.main(a.readme, a.doc, a.tables, a.config, a.check)
 

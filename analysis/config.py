@@ -307,7 +307,7 @@ def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
 
 def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: bool = True) -> None:
     """Objective sets exist; algorithm names and options are known to the registry and in range."""
-    from analysis.hyperparams import expand
+    from analysis.hyperparams.selection import expand
 
     sim = config["simulation"]
     for i, name in enumerate(sim["objective_sets"]):

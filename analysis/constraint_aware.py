@@ -2,7 +2,7 @@
 
 Kernel Tuner's GA, PSO, DE and Firefly run with and without constraint awareness on each space,
 time-limited by the auto-tuning methodology's budget, and are scored with its performance score
-(`analysis.methodology`, through `autotuning_methodology`). A benchmark_hub space is tuned on
+(`analysis.indicators.methodology`, through `autotuning_methodology`). A benchmark_hub space is tuned on
 `time`; a mixed-precision space with an accuracy threshold tau on `time_decay`, the kernel time
 with seed 002's decay penalty (§V-C): a configuration whose log10 error is at least tau has its
 time multiplied by exp(beta * (log10 error - tau)). This is seed 002's penalised speedup turned
@@ -34,15 +34,15 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import InputError
+from analysis.indicators.methodology import ScoreSettings, budget_for_space, run_accepted, score_runs
 from analysis.io import write_csv, write_json, write_parquet, write_text
-from analysis.methodology import ScoreSettings, budget_for_space, run_accepted, score_runs
 from analysis.objectives import custom_objective
-from analysis.runs import max_proposals, space_data
 from analysis.simulate import derive_seed, get_algorithm, resolve_options, simulate_run
+from analysis.simulate.jobs import max_proposals, space_data
 from analysis.spaces.space import STATUS_OK, Space
 
-if TYPE_CHECKING:  # scipy.stats, which analysis.tables imports, costs every ca-run job about 0.3 s
-    from analysis.tables import Bootstrap
+if TYPE_CHECKING:  # scipy.stats, which analysis.tables.comparison imports, costs every ca-run job about 0.3 s
+    from analysis.tables.comparison import Bootstrap
 
 log = logging.getLogger(__name__)
 
@@ -456,7 +456,7 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
     per_space = gains(scores, min_budget_evaluations)
     per_space["group"] = per_space["space"].map(scores.groupby("space")["group"].first())
     excluded = per_space.drop_duplicates("space").set_index("space")["excluded"]
-    from analysis.tables import Bootstrap
+    from analysis.tables.comparison import Bootstrap
 
     summary_frame = summary(per_space, Bootstrap(resamples=resamples, seed=seed))
     scores = scores.sort_values(["space", "algorithm", "constraint_aware"], ignore_index=True)

@@ -21,9 +21,9 @@ import time
 import warnings
 from pathlib import Path
 
-from analysis.simulate import SpaceData, derive_seed, simulate_run
-from analysis.simulate.baseline import tune_kernel_trace, write_cache_json
-from analysis.simulate.run import prepare_space
+from analysis.simulate import KernelTunerSpace, derive_seed, simulate_run
+from analysis.simulate.engine import prepare_space
+from analysis.simulate.reference import tune_kernel_trace, write_cache_json
 
 REPO = Path(__file__).resolve().parents[1]
 KERNELS = ("convolution_milo", "dedispersion_milo")
@@ -62,7 +62,7 @@ def warm_up() -> None:
         cache_gz, t1_json = Path(tmp) / "warm_up.json.gz", Path(tmp) / "warm_up_t1.json"
         cache_gz.write_bytes(gzip.compress(json.dumps(cache).encode()))
         t1_json.write_text(json.dumps(t1))
-        space = SpaceData.from_cache_file(cache_gz, t1_json, ["time"], ["min"])
+        space = KernelTunerSpace.from_cache_file(cache_gz, t1_json, ["time"], ["min"])
         cache_json = write_cache_json(space, Path(tmp) / "warm_up.json")
         for algorithm in ALGORITHMS:
             tune_kernel_trace(space, cache_json, algorithm, {}, 5, 0)
@@ -83,7 +83,7 @@ def bench_kernel(hub: Path, kernel: str, reps: int, budget: int, workdir: Path) 
 
     # engine, as a worker would do it: load and prepare the space once (timed), then run everything
     started = time.perf_counter()
-    space = SpaceData.from_cache_file(cache_gz, t1, OBJECTIVES, DIRECTIONS)
+    space = KernelTunerSpace.from_cache_file(cache_gz, t1, OBJECTIVES, DIRECTIONS)
     prepare_space(space)
     prep_s = time.perf_counter() - started
 

@@ -26,7 +26,7 @@ from analysis.constraint_aware import (
     with_objective,
 )
 from analysis.errors import ConfigError, InputError
-from analysis.methodology import (
+from analysis.indicators.methodology import (
     ScoreSettings,
     SpaceIndex,
     budget,
@@ -39,12 +39,13 @@ from analysis.methodology import (
     trace_records,
     write_space_t4,
 )
-from analysis.runs import space_data
 from analysis.simulate import simulate_run
+from analysis.simulate.jobs import space_data
 from analysis.spaces.importers import import_space
-from analysis.tables import Bootstrap
+from analysis.tables.comparison import Bootstrap
+from helpers import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 SWEEP = ROOT / "data" / "sweeps" / "cpu" / "intel-xeon-vm"
 
 
@@ -156,7 +157,7 @@ def test_simulated_random_search_follows_the_calculated_baseline_on_its_clock(tm
     from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
 
     from analysis.constraint_aware import accepted_run
-    from analysis.methodology import budget_for_space
+    from analysis.indicators.methodology import budget_for_space
 
     hub = ROOT / "data" / "benchmark_hub"
     space = import_space(hub / "cachefiles" / "convolution_milo" / "A100.json.gz",
@@ -526,7 +527,7 @@ def _package_arrays(runs, index, names, objective):
 
 def test_results_arrays_are_the_packages_write_results(bessel):
     """Aware and unaware runs (repeats, invalid and constraint-violating proposals), a run cut to twice the mean."""
-    from analysis.methodology import results_arrays
+    from analysis.indicators.methodology import results_arrays
 
     objective, values = objective_values(bessel, {"tau": -3.5, "error": "mre", "beta": 1.0})
     space = with_objective(bessel, objective, values)
@@ -562,7 +563,7 @@ def test_result_files_stored_uncompressed_score_as_the_packages_compressed_ones(
     lower and upper bounds and score are equal to those from the package's own compressed file."""
     import zipfile
 
-    from analysis import methodology
+    from analysis.indicators import methodology
 
     runs = _oracle_runs(bessel, repetitions=6, seed=3)
     settings = ScoreSettings(time_resolution=200)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from analysis.manifest import check, update
-from conftest import REPO
+from helpers import REPO
 
 
 def test_repository_manifest_is_complete_and_current():

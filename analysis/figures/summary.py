@@ -1,6 +1,6 @@
 """One strategy against the baselines on one page (issue #34): improvement over RS per space and budget.
 
-Drawn from the table of `analysis.summary` (one row per space, objective set and budget): one panel
+Drawn from the table of `analysis.tables.summary` (one row per space, objective set and budget): one panel
 per budget, one row per (space, objective set), the rows grouped by objective set. In each row the
 strategy S's relative improvement over RS in % and those of NSGA-II and NSGA-III, S filled where it
 is significantly better or worse than RS and hollow where not, and S's rank in a narrow column
@@ -24,7 +24,7 @@ from analysis.figures import style
 from analysis.figures.anytime import CLIP_MARK, objective_set_text
 from analysis.figures.contracts import require
 
-# The columns the figure reads from the summary table (analysis.summary.build); a baseline's
+# The columns the figure reads from the summary table (analysis.tables.summary.build); a baseline's
 # improvement_<role>_pct and median_<role> only where the table has that baseline.
 COLUMNS = ("device", "kernel", "objective_set", "budget", "n_runs", "median", "median_rs", "improvement_pct", "rank",
            "n_ranked", "vs_rs")
@@ -102,7 +102,7 @@ def plot(table: pd.DataFrame, settings: Mapping[str, str], setting: str, pdf: st
     `settings`: the comparison's setting label -> algorithm (their styles, and which are the baselines);
     `objective_sets`: set -> objectives (the groups' order and their objectives in the headers).
     """
-    from analysis import summary
+    from analysis.tables import summary
 
     require(table, COLUMNS)
     roles = summary.baselines(settings)

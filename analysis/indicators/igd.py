@@ -5,7 +5,7 @@ d+(a, z) = || max(a - z, 0) ||_2 for minimised objectives. For a run, A after k
 evaluations is the set of valid points among the first k, so each reference point's
 smallest d+ only ever decreases as evaluations arrive: the whole curve k = 1..n is one
 running minimum per reference point, which is what `igd_plus_curve` keeps. It equals
-moocore's `igd_plus` at every prefix (tests/test_indicators.py checks it at 1e-12).
+moocore's `igd_plus` at every prefix (tests/indicators/test_indicators.py checks it at 1e-12).
 """
 
 from __future__ import annotations

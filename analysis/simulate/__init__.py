@@ -1,19 +1,35 @@
-"""Simulated tuning runs: Kernel Tuner's search strategies replayed on exhaustive brute-force caches."""
+"""The `simulate` stage (workflow/rules/simulate.smk): Kernel Tuner's search strategies replayed on exhaustive caches.
 
-from analysis.simulate.registry import algorithm_names, get_algorithm, options_markdown, resolve_options
-from analysis.simulate.run import prepare_space, simulate_run
-from analysis.simulate.seeding import derive_seed
-from analysis.simulate.space import SpaceData
-from analysis.simulate.trace import Trace
+`engine.simulate_run` is one run; `jobs` is what a simulate job does (all repetitions of one setting at
+each budget); `registry` names the algorithms and checks their options (a new algorithm goes there, or
+in a file of its own: docs/your-tuner.md); `kt_space.KernelTunerSpace` is a space as Kernel Tuner sees
+it (tune_params, restrictions, cache); `reference` runs the same through plain `tune_kernel`, to check
+the engine against. The engine's exact, faster equivalents of library code are in `analysis.fastpath`.
 
-__all__ = [
-    "SpaceData",
-    "Trace",
-    "algorithm_names",
-    "derive_seed",
-    "get_algorithm",
-    "options_markdown",
-    "prepare_space",
-    "resolve_options",
-    "simulate_run",
-]
+The names below are imported on first use, so that importing one submodule stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "KernelTunerSpace": "analysis.simulate.kt_space",
+    "Trace": "analysis.simulate.trace",
+    "algorithm_names": "analysis.simulate.registry",
+    "derive_seed": "analysis.simulate.seeding",
+    "get_algorithm": "analysis.simulate.registry",
+    "options_markdown": "analysis.simulate.registry",
+    "prepare_space": "analysis.simulate.engine",
+    "resolve_options": "analysis.simulate.registry",
+    "simulate_run": "analysis.simulate.engine",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'analysis.simulate' has no attribute {name!r}")

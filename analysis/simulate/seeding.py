@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.patching import swapped
+from analysis.fastpath.patching import swapped
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from pymoo.operators.mutation.pm import PM
 from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.sampling.rnd import IntegerRandomSampling
 
-from analysis.simulate.duplicates import ExactDuplicateElimination
+from analysis.fastpath.duplicates import ExactDuplicateElimination
 from analysis.simulate.refdirs import reference_directions
 
 logger = logging.getLogger(__name__)

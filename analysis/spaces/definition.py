@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
-from analysis import constraints as cons
 from analysis.errors import SpaceError
+from analysis.spaces import constraints as cons
 from analysis.spaces.jsonfile import read_json, require
 
 
@@ -68,7 +68,7 @@ def _read_t1(path: Path) -> Definition:
 
 
 def _check_constraint(expression: str, params: dict[str, list], path: Path, field: str) -> None:
-    """The restricted parser (analysis.constraints) accepts it; else an error naming the file and field."""
+    """The restricted parser (analysis.spaces.constraints) accepts it; else an error naming the file and field."""
     try:
         cons.parse(expression, list(params))
     except cons.ConstraintSyntaxError as exc:

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis import constraints as cons
 from analysis.errors import SpaceError
 from analysis.io import write_json, write_parquet
 from analysis.objectives import EVALUATION_TIME_COLUMNS, Objective
+from analysis.spaces import constraints as cons
 from analysis.spaces.jsonfile import read_json, require
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ class Space:
     def load(cls, parquet_path: str | Path, meta_path: str | Path) -> Space:
         """Read a space written by `save`.
 
-        The metadata's constraints are checked by the restricted parser (analysis.constraints)
+        The metadata's constraints are checked by the restricted parser (analysis.spaces.constraints)
         here, before anything (Kernel Tuner's Searchspace in particular) sees them: a
         tampered expression is an error naming the file and the constraint.
         """

@@ -34,7 +34,7 @@ waits for its module and hands Kernel Tuner that variant's function. Everything 
 verification, observers, benchmarking, the cache, is Kernel Tuner's own.
 
 Each variant's machine code in its module is the code of the configuration compiled alone:
-`tests/test_cuda_modules.py` compiles a sample of every kernel both ways and compares the
+`tests/sweep/test_cuda_modules.py` compiles a sample of every kernel both ways and compares the
 `.text` section of the function (and its shared memory, constant bank and register count)
 in the two cubins byte for byte (`cubin_functions`).
 """

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis import results
 from analysis.sweep.spec import KERNELS_DIR, list_kernels, load_spec
+from analysis.tables import readme as results
 
 BEGIN = "<!-- kernel-sizes:begin -->"
 END = "<!-- kernel-sizes:end -->"

@@ -3,7 +3,7 @@
 Every field of the contract is checked; an error names the file and the field. Size,
 shape, scalar-value, problem-size and memory expressions are evaluated with the
 restricted evaluator of analysis.sweep.expr (memory may use `bytes(T)`), constraints
-are parsed by analysis.constraints, never by `eval`.
+are parsed by analysis.spaces.constraints, never by `eval`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import yaml
 
-from analysis import constraints as cons
 from analysis.errors import InputError
+from analysis.spaces import constraints as cons
 from analysis.sweep import expr
 from analysis.sweep.precision import FLOAT_TYPES, INT_TYPES
 

@@ -20,7 +20,7 @@ holds each of those variants as its own copy of kernel.cpp, compiled with that v
 The precision parameters (and Kernel Tuner's other `#define`s: grid and block sizes,
 `kernel_tuner`) are defined once at the top, exactly as Kernel Tuner writes them. A
 configuration therefore runs its own code, compiled from the same text with the same macro
-values as Kernel Tuner would compile it alone; `tests/test_sweep_variants.py` checks that
+values as Kernel Tuner would compile it alone; `tests/sweep/test_variants.py` checks that
 every variant's output is bit-identical to the configuration compiled on its own.
 
 `grouped_compilation` swaps Kernel Tuner's `CompilerFunctions.compile` for the duration of one

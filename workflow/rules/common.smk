@@ -8,9 +8,9 @@ from pathlib import Path
 sys.path.insert(0, workflow.basedir)
 
 from analysis import config as study_config
-from analysis import hyperparams
-from analysis import tables as study_tables
-from analysis import summary as study_summary
+from analysis.hyperparams import selection as hyperparams
+from analysis.tables import comparison as study_tables
+from analysis.tables import summary as study_summary
 from analysis.errors import ConfigError
 from analysis.simulate.registry import strategy_source
 

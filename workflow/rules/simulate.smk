@@ -33,7 +33,7 @@ rule simulate:
             else f"--proposal-cap {config['simulation']['proposal_cap']}"
         ),
         config_label=lambda wc: _budget_labels[budget_field(wc)],
-        # the grid's runs are seeded apart from the comparison's (analysis.runs.run_identity)
+        # the grid's runs are seeded apart from the comparison's (analysis.simulate.jobs.run_identity)
         purpose=lambda wc: "selection" if wc.setting in GRID_SETTINGS else "comparison",
         budget_field=budget_field,
         tuned=lambda wc, input: (

@@ -1,0 +1,110 @@
+"""Helpers shared by the tests: repository paths, hand-made Kernel Tuner caches, the tiny synthetic space.
+
+Import them with `from helpers import ...` (pytest puts tests/ on the path: `pythonpath` in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import inspect
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from kernel_tuner.searchspace import Searchspace
+
+from analysis.fastpath.accel import memoise_neighbours
+from analysis.simulate import KernelTunerSpace
+
+REPO = Path(__file__).resolve().parents[1]
+HUB = REPO / "data" / "benchmark_hub"
+
+
+def kt_cache(tune_params: dict[str, list], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A Kernel Tuner cache document holding `rows` (parameter values plus measured fields)."""
+    keys = list(tune_params)
+    cache = {}
+    for r in rows:
+        entry = {"compile_time": 1.0, "verification_time": 0.0, "benchmark_time": 2.0, **r}
+        cache[",".join(str(r[p]) for p in keys)] = entry
+    return {"device_name": "Test GPU", "kernel_name": "k", "problem_size": [8], "tune_params_keys": keys,
+            "tune_params": tune_params, "objective": "time", "cache": cache}
+
+
+def write(path: Path, doc: Any, gz: bool = False) -> Path:
+    """Write `doc` as JSON (gzipped when asked) and return the path."""
+    text = json.dumps(doc)
+    if gz:
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+    return path
+
+
+
+TINY_PARAMS = {"a": [1, 2, 3, 4, 5, 6], "b": [1, 2, 4, 8, 16], "c": [0, 1]}
+LIMIT = 24  # keeps diff_evo off Kernel Tuner's np.shuffle bug (popsize == space size)
+TINY_RESTRICTIONS = [f"a * b <= {LIMIT}"]
+TINY_FAILED = {(3, 8, 1): "RuntimeFailedConfig", (5, 4, 0): "CompilationFailedConfig", (6, 1, 1): "RuntimeFailedConfig"}
+
+def tiny_cache() -> dict:
+    """An exhaustive synthetic cache over TINY_PARAMS under TINY_RESTRICTIONS, two objectives, failed entries."""
+    entries = {}
+    for a, b, c in itertools.product(*TINY_PARAMS.values()):
+        if a * b > LIMIT:
+            continue
+        entry = {"a": a, "b": b, "c": c}
+        failure = TINY_FAILED.get((a, b, c))
+        if failure:
+            entry.update(time=failure, energy=failure)
+        else:
+            entry.update(time=1.0 + abs(a - 4) + abs(b - 4) / 2 + 0.3 * c, energy=10.0 - a - 0.5 * c + b / 8)
+        entry.update(compile_time=100.0 + a, verification_time=1.0, benchmark_time=10.0 * b)
+        entries[f"{a},{b},{c}"] = entry
+    return {
+        "device_name": "Test GPU",
+        "kernel_name": "tiny",
+        "problem_size": [64],
+        "tune_params_keys": list(TINY_PARAMS),
+        "tune_params": TINY_PARAMS,
+        "objective": "time",
+        "cache": entries,
+    }
+
+
+def tiny_space(n_obj: int) -> KernelTunerSpace:
+    """The tiny space with one (time) or two (time, energy) objectives, both minimised."""
+    objectives = ["time", "energy"][:n_obj]
+    return KernelTunerSpace(dict(TINY_PARAMS), list(TINY_RESTRICTIONS), tiny_cache(), objectives, ["min"] * n_obj)
+
+
+def source_sha256(function) -> str:
+    """sha256 of a function's source, as the engine pins the Kernel Tuner methods it replicates."""
+
+    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
+
+
+# a space with gaps (restrictions), a single-valued parameter, floats and strings: some configurations have no
+# Hamming neighbour, invalid ones are repaired by each of the three neighbour methods
+PARAMS = {"a": [1, 2, 3, 4, 5, 6], "b": [1, 2, 4, 8, 16], "c": [7], "d": [0.5, 1.5, 2.5], "e": ["x", "y"]}
+RESTRICTIONS = ["a * b <= 24", "b != 4", "d < 2 or a > 2", "e == 'x' or a % 2 == 0"]
+
+
+def searchspace(memoised: bool) -> Searchspace:
+    space = Searchspace(PARAMS, RESTRICTIONS, 1024)
+    if memoised:
+        memoise_neighbours(space, {})
+    return space
+
+
+def random_rows(seed: int, n: int, valid_share: float) -> np.ndarray:
+    """An object array of configurations as pymoo holds them: valid ones and arbitrary value combinations."""
+    g = np.random.default_rng(seed)
+    space = searchspace(False)
+    everything = list(itertools.product(*PARAMS.values()))
+    rows = [space.list[g.integers(space.size)] if g.random() < valid_share else everything[g.integers(len(everything))]
+            for _ in range(n)]
+    return np.array(rows, dtype=object)

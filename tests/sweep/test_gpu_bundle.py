@@ -1,0 +1,113 @@
+"""The GPU machine's bundle (analysis.sweep.gpu_bundle). NEEDS NETWORK: it downloads wheels from PyPI
+(about 19 MiB per Python version, once per test session; pip's own cache makes reruns quick)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from analysis.sweep import gpu_bundle
+from analysis.sweep.harness import nvcc_available
+
+LOCAL = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+@pytest.fixture(scope="session")
+def bundles(tmp_path_factory):
+    """Bundles built once per session: python version -> (folder, manifest)."""
+    made: dict[str, tuple[Path, dict]] = {}
+
+    def get(version: str):
+        if version not in made:
+            root = tmp_path_factory.mktemp(f"bundle{version.replace('.', '')}")
+            manifest = gpu_bundle.build(root / "bundle", python_version=version, wheel_cache=root / "wheels")
+            made[version] = (root / "bundle", manifest)
+        return made[version]
+
+    return get
+
+
+def test_bundle_for_the_gpu_machine(bundles):
+    folder, manifest = bundles("3.12")
+    total = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    assert total == manifest["bytes"] <= gpu_bundle.LIMIT == 64 * 2**20
+    wheels = sorted((folder / "wheels").glob("*.whl"))
+    names = {gpu_bundle.canonical(gpu_bundle.wheel_metadata(w)[0]): gpu_bundle.wheel_metadata(w)[1] for w in wheels}
+    assert names["kernel-tuner"] == "1.5.0"
+    assert {"pyyaml", "ml-dtypes", "pandas", "nvidia-ml-py", "python-constraint2", "jsonschema"} <= set(names)
+    assert not {"numpy", "cupy", "scipy", "scikit-learn", "pymoo", "matplotlib"} & set(names)
+    for w in wheels:
+        assert gpu_bundle.installs_on(w.name, "3.12"), f"{w.name} does not install on CPython 3.12 manylinux x86_64"
+    # closure: every requirement of every wheel (for the target) is bundled or left out with a reason
+    from packaging.requirements import Requirement
+
+    env = gpu_bundle.marker_environment("3.12")
+    for w in wheels:
+        for line in gpu_bundle.wheel_metadata(w)[2]:
+            r = Requirement(line)
+            if r.marker is None or r.marker.evaluate(env):
+                c = gpu_bundle.canonical(r.name)
+                assert c in names or manifest["left_out"][c]["left_out"], (w.name, line)
+                if c in names:
+                    assert r.specifier.contains(names[c], prereleases=True), (w.name, line, names[c])
+    assert set(manifest["left_out"]) >= {"numpy", "scipy", "scikit-learn", "pymoo"}
+    for rel, rec in manifest["files"].items():
+        assert (folder / rel).stat().st_size == rec["bytes"]
+    with tarfile.open(folder / "project.tar.gz") as tar:
+        members = set(tar.getnames())
+    assert {"analysis/sweep/gpu_lease.py", "analysis/cli.py", "workflow/kernels/bessel/kernel.cu",
+            "workflow/kernels/common/precision.h", "pyproject.toml"} <= members
+    assert not any("__pycache__" in m for m in members)
+
+
+def test_bundle_installs_offline_and_runs_the_lease_commands(bundles, tmp_path):
+    """The same builder for this interpreter's version, installed with install.sh (pip --no-index), then
+    `gpu-lease --plan` and `--compile-only` run from the install with SciPy, scikit-learn and pymoo blocked."""
+    folder, _ = bundles(LOCAL)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHON"] = sys.executable
+    proc = subprocess.run(["bash", str(folder / "install.sh")], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    check = json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1])
+    assert check["ok"] and check["kernel_tuner"] == "1.5.0"
+    assert (folder / "env.sh").read_text().count(str(folder / "site")) == 1
+    blocker = ("import importlib.abc, sys\n"
+               "class B(importlib.abc.MetaPathFinder):\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               "        if name.split('.')[0] in ('scipy', 'sklearn', 'pymoo', 'matplotlib'):\n"
+               "            raise ImportError(name)\n"
+               "sys.meta_path.insert(0, B())\n"
+               "from analysis.cli import main\n"
+               "import kernel_tuner, analysis\n"
+               "assert kernel_tuner.__file__.startswith(sys.argv[1]), kernel_tuner.__file__\n"
+               "assert analysis.__file__.startswith(sys.argv[2]), analysis.__file__\n"
+               "sys.exit(main(sys.argv[3:]))\n")
+    run_env = {**env, "PYTHONPATH": f"{folder / 'src'}:{folder / 'site'}"}
+    cmd = [sys.executable, "-c", blocker, str(folder / "site"), str(folder / "src")]
+    plan = subprocess.run([*cmd, "gpu-lease", "--plan"], capture_output=True, text=True, env=run_env,
+                          cwd=folder / "src", timeout=300)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert "convolution2d" in plan.stdout and "170,252" in plan.stdout
+    if nvcc_available():
+        comp = subprocess.run([*cmd, "gpu-lease", "--compile-only", "--kernels", "invk", "--max-configs", "2",
+                               "--jobs", "0", "--out", str(tmp_path / "modules")], capture_output=True, text=True,
+                              env=run_env, cwd=folder / "src", timeout=300)
+        assert comp.returncode == 0, comp.stderr[-3000:]
+        assert json.loads(comp.stdout.strip().splitlines()[-1])["failed"] == []
+
+
+def test_unpack_without_pip_gives_the_same_tree(bundles, tmp_path):
+    folder, _ = bundles("3.12")
+    wheels = sorted((folder / "wheels").glob("*.whl"))
+    subprocess.run([sys.executable, str(folder / "unpack_wheels.py"), str(tmp_path), *map(str, wheels)], check=True)
+    assert (tmp_path / "kernel_tuner" / "interface.py").is_file()
+    assert (tmp_path / "pynvml.py").is_file() or (tmp_path / "pynvml").is_dir()
+    with zipfile.ZipFile(next(w for w in wheels if w.name.startswith("pyyaml"))) as z:
+        assert all((tmp_path / n).exists() for n in z.namelist() if not n.endswith("/"))

@@ -1,0 +1,435 @@
+"""The GPU lease without a GPU: device metrics (on NumPy), plan, resume, deadline, packing, merge, and one
+lease through Kernel Tuner's real tune_kernel over a fake CuPy (analysis.sweep.gpu_lease).
+
+What needs a GPU (CuPy's RawModule loading the cubins, CUDA events, NVML, the correctness gate on the
+device) is not run here: `benchmarks/bench_gpu_lease.py` runs it where a GPU is lent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import tarfile
+import types
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from analysis.sweep import cachefile, cuda_modules, gpu_commands, gpu_lease, harness
+from analysis.sweep import device_metrics as dm
+from analysis.sweep.metrics import error_metrics
+from analysis.sweep.run import SweepError
+from helpers import REPO
+
+# ---- device metrics ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("type_name", ["double", "float", "half", "bfloat16"])
+def test_device_metrics_equal_host_metrics(type_name):
+    rng = np.random.default_rng(3)
+    ref = rng.uniform(-3, 5, 5000)
+    ref[:7] = 0.0  # the MRE floor
+    values = ref * (1 + rng.normal(0, 1e-2, ref.size))
+    stored = dm.storage(values, type_name)
+    host = error_metrics(stored.view(ml_dtypes.bfloat16) if type_name == "bfloat16" else stored, ref)
+    got, nonfinite = dm.DeviceReference(np, ref).metrics(stored)
+    assert nonfinite == 0
+    for m in ("mre", "nrmse", "nmae"):
+        assert got[m] == pytest.approx(host[m], rel=1e-12), m
+    assert dm.type_of(stored) == type_name
+    assert np.array_equal(dm.decode(np, stored), stored.view(ml_dtypes.bfloat16).astype(np.float64)
+                          if type_name == "bfloat16" else stored.astype(np.float64))
+
+
+def test_device_metrics_nonfinite_and_worst_output():
+    ref = np.linspace(1, 2, 100)
+    y = dm.storage(ref.copy(), "half")
+    y[:3] = np.inf
+    y[3] = np.nan
+    z = dm.storage(ref * 1.5, "float")
+    out = dm.output_metrics({0: dm.DeviceReference(np, ref), 2: dm.DeviceReference(np, ref)}, [y, None, z])
+    assert out[dm.NONFINITE_FIELD] == 4
+    assert np.isnan(out["mre"]) and np.isnan(out["nmae"])  # NaN wins, as analysis.sweep.metrics.worst
+    good = dm.output_metrics({0: dm.DeviceReference(np, ref)}, [z])
+    assert good["nmae"] == pytest.approx(0.5, rel=1e-7)
+
+
+def test_poison_is_nan_in_every_storage():
+    arrays = [np.zeros(8, dtype=dm.STORAGE[t]) for t in dm.STORAGE]
+    dm.poison(np, arrays)
+    assert all(np.isnan(dm.decode(np, a)).all() for a in arrays)
+
+
+# ---- plan --------------------------------------------------------------------------------------------------
+
+def test_plan_orders_smallest_space_first_and_totals():
+    plans = gpu_lease.plan()
+    sizes = [p.total for p in plans]
+    assert sizes == sorted(sizes)
+    assert [p.total for p in plans] == [len(harness.load_spec(p.kernel).valid_configs("cuda")) for p in plans]
+    assert all(p.measure_rate == gpu_lease.ASSUMED_MEASURE_RATE and "assumed" in p.measure_source for p in plans)
+    assert plans[0].seconds == pytest.approx(plans[0].total / gpu_lease.ASSUMED_MEASURE_RATE)
+    text = gpu_lease.format_plan(plans)
+    assert f"{sum(sizes):,}" in text and "kmeans" in text
+    firsts = [p.visits[0] for p in plans]
+    assert firsts == sorted(firsts) and firsts[0] == 1
+    # a slow compile rate is the pipeline's rate
+    slow = gpu_lease.plan(["bessel"], compile={"bessel": (2.0, "x")})[0]
+    assert slow.rate == 2.0
+
+
+def test_plan_counts_what_was_resumed():
+    spec = harness.load_spec("kmeans")
+    names = gpu_lease.cache_names(spec)
+    res = gpu_lease.Resumed()
+    res.entries["kmeans"] = {gpu_lease.config_key(c, names): {} for c in spec.valid_configs("cuda")[:100]}
+    p = gpu_lease.plan(["kmeans"], res, rates={"kmeans": (50.0, "measured")})[0]
+    assert (p.done, p.pending, p.measure_rate) == (100, p.total - 100, 50.0)
+
+
+def test_cli_defaults_are_the_modules_constants():
+    d = gpu_commands.DEFAULTS
+    assert d["size"] == gpu_lease.SIZE and d["chunk"] == cuda_modules.DEFAULT_CHUNK
+    assert d["batch"] == gpu_lease.BATCH_MIN and d["energy_window"] == gpu_lease.ENERGY_WINDOW_S
+    assert d["reserve_s"] == gpu_lease.RESERVE_S and d["visit_minutes"] == gpu_lease.VISIT_MINUTES
+    assert REPO / d["doc"] == gpu_lease.DOC and REPO / d["report"] == gpu_lease.REPORT
+
+
+def test_docs_plan_section_is_current():
+    assert gpu_lease.render_doc(check=True) == 0, "run `python -m analysis.cli gpu-plan-doc`"
+
+
+# ---- packing ------------------------------------------------------------------------------------------------
+
+def _synthetic(kernel: str, n: int, seed: int = 0):
+    spec = harness.load_spec(kernel)
+    names = gpu_lease.cache_names(spec)
+    rng = np.random.default_rng(seed)
+    entries = {}
+    for c in spec.valid_configs("cuda")[:n]:
+        times = rng.random(7).tolist()  # random digits: hardly compressible
+        entries[gpu_lease.config_key(c, names)] = {**c, "time": float(np.mean(times)), "times": times,
+                                                   "compile_time": rng.random(), "mre": rng.random()}
+    return gpu_lease.cache_header(spec, "Fake GPU", "gpu"), entries
+
+
+def test_pack_respects_file_count_and_size_and_round_trips(tmp_path):
+    caches = {k: _synthetic(k, n, i) for i, (k, n) in enumerate([("kmeans", 1500), ("bessel", 700), ("invk", 300)])}
+    limit = 96 * 1024
+    prov = {"size": "gpu", "kernels": {}, "gpu": {"name": "Fake GPU"}, "visit": {"id": "v1"}}
+    files = gpu_lease.pack(tmp_path, "v1", caches, prov, files=8, limit=limit, extra={"lease.log": b"x" * 100})
+    assert 1 < len(files) <= 8
+    assert all(f.stat().st_size <= limit for f in files)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f.name for f in files)
+    got: dict[str, dict] = {}
+    for f in files:
+        p, docs = gpu_lease.read_pack(f)
+        assert p["pack"]["files"] == [x.name for x in files]
+        for kernel, kdocs in docs.items():
+            for d in kdocs:
+                assert d["tune_params_keys"] == caches[kernel][0]["tune_params_keys"]
+                assert not set(d["cache"]) & set(got.get(kernel, {}))
+                got.setdefault(kernel, {}).update(d["cache"])
+    assert got == {k: v[1] for k, v in caches.items()}
+    with pytest.raises(gpu_lease.LeaseError, match="at most 2"):
+        gpu_lease.pack(tmp_path / "small", "v1", caches, prov, files=2, limit=limit)
+    assert not (tmp_path / "small").exists() or not list((tmp_path / "small").iterdir())
+
+
+def test_pack_replaces_its_own_earlier_files(tmp_path):
+    prov = {"size": "gpu", "kernels": {}, "visit": {"id": "v"}}
+    big = gpu_lease.pack(tmp_path, "v", {"kmeans": _synthetic("kmeans", 3000)}, prov, limit=96 * 1024)
+    small = gpu_lease.pack(tmp_path, "v", {"kmeans": _synthetic("kmeans", 10)}, prov, limit=96 * 1024)
+    assert len(big) > 1 and len(small) == 1
+    assert sorted(tmp_path.iterdir()) == small
+
+
+def test_shard_writer_survives_a_partial_line(tmp_path):
+    spec = harness.load_spec("bessel")
+    header = gpu_lease.cache_header(spec, "Fake GPU", "gpu")
+    _, entries = _synthetic("bessel", 5)
+    w = gpu_lease.ShardWriter(tmp_path / "bessel.json", header)
+    assert w.append(dict(list(entries.items())[:3])) == 3
+    with open(tmp_path / "bessel.json", "a") as f:
+        f.write('\n"32,1,dou')  # killed mid-write
+    w = gpu_lease.ShardWriter(tmp_path / "bessel.json", header)
+    assert len(w.keys) == 3
+    assert w.append(entries) == 2
+    assert cachefile.read(tmp_path / "bessel.json")["cache"] == entries
+
+
+# ---- the lease loop with a fake measurer: deadline, resume, restart, merge -----------------------------------------
+
+class FakeClock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class FakeBuilder:
+    jobs = 0
+
+    def __init__(self):
+        self.chunks: dict = {}
+        self.results: dict = {}
+
+    def submit(self, spec, chunk):
+        self.chunks[(chunk.kernel, chunk.index)] = chunk
+
+    def result(self, chunk, timeout=None):
+        r = {"ok": True, "seconds": 0.25, "path": f"{chunk.kernel}:{chunk.index}"}
+        self.results[(chunk.kernel, chunk.index)] = r
+        return r
+
+    def discard(self, chunk):
+        pass
+
+    def close(self):
+        pass
+
+
+class FakeMeasurer:
+    """Writes one Kernel Tuner cache line per configuration, `per_config` fake seconds each."""
+
+    device = {"name": "Fake GPU", "arch": "sm_90"}
+    energy = {"recorded": False, "reason": "fake device"}
+    arch = "sm_90"
+
+    def __init__(self, clock: FakeClock, per_config: float = 0.1, fail_gate: set[str] = frozenset()):
+        self.clock = clock
+        self.per_config = per_config
+        self.fail_gate = fail_gate
+        self.measured: list[str] = []
+
+    def environment(self):
+        return dict(self.device)
+
+    def prepare(self, spec, configs, chunks, builder, reference, guard):
+        if spec.name in self.fail_gate:
+            raise SweepError(spec.path, "correctness gate failed (fake)")
+        assert set(reference) == {a.name for a in spec.arguments if a.role == "output"}
+        return {"mre": 0.0, "nrmse": 0.0, "nmae": 0.0}
+
+    def measure(self, spec, batch, cache, guard, tracker=None):
+        names = gpu_lease.cache_names(spec)
+        cache.write_text(gpu_lease.open_cache_text(gpu_lease.cache_header(spec, "Fake GPU", "tiny")))
+        for c in batch.configs:
+            guard.check()
+            self.clock.t += self.per_config
+            key = gpu_lease.config_key(c, names)
+            self.measured.append(key)
+            with open(cache, "a") as f:
+                f.write(gpu_lease.entry_line(key, {**c, "time": 1.0, "times": [1.0] * 7, "compile_time": 0.1,
+                                                   "verification_time": 0.1, "benchmark_time": 1.0, "mre": 0.0,
+                                                   "nrmse": 0.0, "nmae": 0.0, "nonfinite_values": 0}))
+
+    def metrics_seconds(self):
+        return 0.0, 0, 0
+
+    def finish(self, spec, chunks):
+        pass
+
+
+def _lease(out, work, clock, measurer, minutes, **kw):
+    return gpu_lease.lease(out, minutes, kernels=kw.pop("kernels", ["kmeans"]), work=work, size_name="tiny",
+                           clock=clock, measurer=measurer, builder_factory=lambda folder, arch: FakeBuilder(),
+                           reference_workers=0, reserve_s=kw.pop("reserve_s", 10.0), **kw)
+
+
+def test_lease_stops_before_the_deadline_resumes_and_merges(tmp_path):
+    clock = FakeClock()
+    m1 = FakeMeasurer(clock)
+    start = clock.t
+    prov = _lease(tmp_path / "out1", tmp_path / "work1", clock, m1, 1.0)
+    assert clock.t <= start + 60 - 10  # a clean stop: the reserve is left for packing
+    assert prov["visit"]["stop"].startswith("deadline")
+    n1 = prov["kernels"]["kmeans"]["measured_now"]
+    assert 400 < n1 < 500 and n1 == len(m1.measured) == len(set(m1.measured))
+    files1 = sorted((tmp_path / "out1").iterdir())
+    assert 1 <= len(files1) <= gpu_lease.PACK_FILES
+
+    # a restart within the same visit (same work folder) after a crash mid-write: nothing measured twice
+    with open(tmp_path / "work1" / "shards" / "kmeans.json", "a") as f:
+        f.write('\n"32,1,0,dou')
+    m1b = FakeMeasurer(clock)
+    prov = _lease(tmp_path / "out1", tmp_path / "work1", clock, m1b, 0.5)
+    assert not set(m1b.measured) & set(m1.measured)
+    assert prov["kernels"]["kmeans"]["done_before"] == n1
+    n1 += len(m1b.measured)
+    assert sorted(p.name for p in (tmp_path / "out1").iterdir()) == sorted(Path(p).name for p in prov["written"])
+
+    # the next visit resumes from the packs and completes the space
+    m2 = FakeMeasurer(clock)
+    prov = _lease(tmp_path / "out2", tmp_path / "work2", clock, m2, 30.0, resume_paths=[tmp_path / "out1"])
+    total = len(harness.load_spec("kmeans").valid_configs("cuda"))
+    assert prov["kernels"]["kmeans"]["done_before"] == n1
+    assert len(m2.measured) == total - n1 and not set(m2.measured) & set(m1.measured + m1b.measured)
+    assert prov["kernels"]["kmeans"]["complete"] and prov["visit"]["stop"] == "every requested space is complete"
+    assert prov["resumed_from"] == [json.loads((tmp_path / "work1" / "visit.json").read_text())["id"]]
+
+    merged = gpu_lease.merge_packs([tmp_path / "out1", tmp_path / "out2"], tmp_path / "merged", size_name="tiny")
+    assert merged == {"kmeans": {"complete": True, "configurations": total}}
+    doc = json.loads(gzip.decompress((tmp_path / "merged" / "kmeans.json.gz").read_bytes()))
+    assert len(doc["cache"]) == total
+    assert json.loads((tmp_path / "merged" / "kmeans.provenance.json").read_text())["configurations"] == total
+
+
+def test_lease_skips_a_kernel_that_fails_its_gate_and_merges_partial(tmp_path):
+    clock = FakeClock()
+    m = FakeMeasurer(clock, fail_gate={"kmeans"})
+    prov = _lease(tmp_path / "out", tmp_path / "work", clock, m, 2.0, kernels=["kmeans", "bessel"])
+    assert "failed" in prov["kernels"]["kmeans"]["gate"]
+    assert prov["kernels"]["kmeans"]["measured_now"] == 0
+    assert prov["kernels"]["bessel"]["measured_now"] > 0
+    merged = gpu_lease.merge_packs([tmp_path / "out"], tmp_path / "merged", size_name="tiny")
+    assert merged["bessel"]["complete"] is False
+    part = json.loads((tmp_path / "merged" / "bessel.partial.provenance.json").read_text())
+    assert part["partial"] and part["measured"] == prov["kernels"]["bessel"]["measured_now"]
+
+
+def test_resume_refuses_other_sources_and_sizes(tmp_path):
+    clock = FakeClock()
+    _lease(tmp_path / "out", tmp_path / "work", clock, FakeMeasurer(clock), 0.5)
+    (pack,) = sorted((tmp_path / "out").iterdir())
+    with pytest.raises(gpu_lease.LeaseError, match="size"):
+        gpu_lease.resume([pack], size_name="gpu")
+    with tarfile.open(pack) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+    prov = json.loads(members["provenance.json"])
+    prov["kernels"]["kmeans"]["source_sha256"] = "0" * 64
+    members["provenance.json"] = json.dumps(prov).encode()
+    forged = tmp_path / "forged.tar"
+    with tarfile.open(forged, "w") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            import io
+
+            tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(gpu_lease.LeaseError, match="other sources"):
+        gpu_lease.resume([forged], size_name="tiny")
+    assert gpu_lease.resume([pack], size_name="tiny", gpu="Other GPU").refused
+
+
+# ---- one lease through Kernel Tuner's tune_kernel over a fake CuPy ------------------------------------------------
+
+class _Event:
+    def record(self, stream=None):
+        pass
+
+    done = True
+
+
+class _Device:
+    def __init__(self, device=0):
+        self.attributes = {"MaxThreadsPerBlock": 1024}
+        self.compute_capability = "90"
+
+    def use(self):
+        pass
+
+    def synchronize(self):
+        pass
+
+
+FAKE_CUPY = types.SimpleNamespace(
+    cuda=types.SimpleNamespace(Device=_Device, Stream=lambda: object(), Event=_Event, get_elapsed_time=lambda a, b: 0.5,
+                               runtime=types.SimpleNamespace(driverGetVersion=lambda: 13000,
+                                                             getDeviceProperties=lambda d: {"uuid": bytes(16)})),
+    array=np.array, asarray=np.asarray, asnumpy=np.asarray, copyto=np.copyto, ndarray=np.ndarray)
+
+
+class FakeKernel:
+    """Writes bessel's tiny reference, perturbed by elems_per_thread, in the output's type; one
+    configuration writes only half its output (its other half must come out non-finite)."""
+
+    def __init__(self, config, clock, calls):
+        self.config, self.clock, self.calls = config, clock, calls
+        self.num_regs = 32
+
+    def __call__(self, grid, threads, args, stream=None, shared_mem=0):
+        c = self.config
+        assert threads == (c["block_size_x"], 1, 1)
+        assert grid[0] == -(-2048 // (c["block_size_x"] * c["elems_per_thread"]))
+        ref = harness.reference_outputs("bessel", "tiny")["y"]
+        y = args[1]
+        assert dm.type_of(y) == c["T_y"] and dm.type_of(args[0]) == c["T_x"]
+        values = dm.storage(ref * (1 + 1e-3 * c["elems_per_thread"]), c["T_y"])
+        n = y.size // 2 if c["T_sum"] == "float" and c["T_y"] == "half" else y.size
+        y[:n] = values[:n]
+        self.clock.t += 0.05
+        self.calls.append(c)
+
+
+def test_lease_through_kernel_tuner_with_a_fake_cupy(tmp_path, monkeypatch):
+    import kernel_tuner.backends.cupy as kt_cupy
+    import kernel_tuner.observers.cupy as kt_cupy_obs
+
+    monkeypatch.setattr(kt_cupy, "cp", FAKE_CUPY)
+    monkeypatch.setattr(kt_cupy, "get_runtime_info",
+                        lambda: "Device 0 Name : Fake GPU\nDevice 0 PCI Bus ID : 0000:00:00.0\n", raising=False)
+    monkeypatch.setattr(kt_cupy_obs, "cp", FAKE_CUPY)
+    clock = FakeClock()
+    calls: list = []
+    builders: list[FakeBuilder] = []
+
+    def builder_factory(folder, arch):
+        builders.append(FakeBuilder())
+        return builders[-1]
+
+    def loader(path):
+        kernel, index = path.split(":")
+        chunk = builders[-1].chunks[(kernel, int(index))]
+        return types.SimpleNamespace(get_function=lambda name: FakeKernel(
+            chunk.configs[int(re.match(r"tsb_v(\d+)_", name).group(1))], clock, calls))
+
+    gates = []
+
+    def gate(spec, target, size_name, reference):
+        gates.append(spec.name)
+        return {"mre": 0.0, "nrmse": 0.0, "nmae": 0.0}
+
+    def measurer():
+        return gpu_lease.KTCupyMeasurer(size_name="tiny", iterations=3, xp=np, loader=loader, gate=gate,
+                                        device={"name": "Fake GPU", "arch": "sm_90"},
+                                        energy={"recorded": False, "reason": "fake device"})
+
+    common = dict(kernels=["bessel"], size_name="tiny", clock=clock, builder_factory=builder_factory,
+                  reference_workers=0, batch_min=12, reserve_s=0.0)
+    # first visit: 40 configurations offered, the deadline (in fake time) stops it part way
+    prov = gpu_lease.lease(tmp_path / "out1", 3.0 / 60, work=tmp_path / "w1", measurer=measurer(), max_configs=40,
+                           **common)
+    rec = prov["kernels"]["bessel"]
+    assert prov["visit"]["stop"].startswith("deadline") and gates == ["bessel"]
+    assert 5 < rec["measured_now"] < 40 and clock.t <= 1000.0 + 3.0
+    # second visit: the rest of those 40
+    prov2 = gpu_lease.lease(tmp_path / "out2", 60.0, work=tmp_path / "w2", measurer=measurer(),
+                            resume_paths=[tmp_path / "out1"], max_configs=40 - rec["measured_now"], **common)
+    assert prov2["kernels"]["bessel"]["done_before"] == rec["measured_now"]
+    res = gpu_lease.resume([tmp_path / "out1", tmp_path / "out2"], size_name="tiny")
+    entries = res.entries["bessel"]
+    spec = harness.load_spec("bessel")
+    names = gpu_lease.cache_names(spec)
+    first40 = spec.valid_configs("cuda")[:40]
+    assert set(entries) == {gpu_lease.config_key(c, names) for c in first40}
+    ref = harness.reference_outputs("bessel", "tiny")["y"]
+    half_written = 0
+    for c in first40:
+        e = entries[gpu_lease.config_key(c, names)]
+        assert e["time"] == 0.5 and len(e["times"]) == 3  # Kernel Tuner's own benchmarking (fake events)
+        assert e["library_variants"] == 1 and e["library_build_time"] == 250.0
+        assert e["memory"] == spec.memory_bytes(c, "tiny")
+        if e["nonfinite_values"]:
+            half_written += 1
+            assert e["nonfinite_values"] == ref.size // 2 and np.isnan(e["mre"])
+            continue
+        values = dm.storage(ref * (1 + 1e-3 * c["elems_per_thread"]), c["T_y"])
+        host = error_metrics(values.view(ml_dtypes.bfloat16) if c["T_y"] == "bfloat16" else values, ref)
+        for m in ("mre", "nrmse", "nmae"):
+            assert e[m] == pytest.approx(host[m], rel=1e-12)
+    assert half_written == sum(1 for c in first40 if c["T_sum"] == "float" and c["T_y"] == "half") > 0
+    assert prov2["kernels"]["bessel"]["throughput"]["metrics_checks"] > 0
