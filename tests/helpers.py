@@ -6,8 +6,6 @@ Import them with `from helpers import ...` (pytest puts tests/ on the path: `pyt
 from __future__ import annotations
 
 import gzip
-import hashlib
-import inspect
 import itertools
 import json
 from pathlib import Path
@@ -16,7 +14,7 @@ from typing import Any
 import numpy as np
 from kernel_tuner.searchspace import Searchspace
 
-from analysis.fastpath.accel import memoise_neighbours
+from analysis.fastpath.neighbours import memoise_neighbours
 from analysis.simulate import KernelTunerSpace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,11 +79,6 @@ def tiny_space(n_obj: int) -> KernelTunerSpace:
     return KernelTunerSpace(dict(TINY_PARAMS), list(TINY_RESTRICTIONS), tiny_cache(), objectives, ["min"] * n_obj)
 
 
-def source_sha256(function) -> str:
-    """sha256 of a function's source, as the engine pins the Kernel Tuner methods it replicates."""
-
-    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
-
 
 # a space with gaps (restrictions), a single-valued parameter, floats and strings: some configurations have no
 # Hamming neighbour, invalid ones are repaired by each of the three neighbour methods
@@ -108,3 +101,21 @@ def random_rows(seed: int, n: int, valid_share: float) -> np.ndarray:
     rows = [space.list[g.integers(space.size)] if g.random() < valid_share else everything[g.integers(len(everything))]
             for _ in range(n)]
     return np.array(rows, dtype=object)
+
+
+# For the constraint-aware study's tests (tests/simulate/test_constraint_aware_runs.py,
+# tests/indicators/test_constraint_aware_scores.py, tests/tables/test_constraint_aware_tables.py)
+SWEEP = REPO / "data" / "sweeps" / "cpu" / "intel-xeon-vm"
+
+
+def bessel_sweep():
+    """The real host-CPU Bessel sweep (448 configurations, constraints on the precision order)."""
+    from analysis.spaces.importers import import_space
+
+    return import_space(SWEEP / "bessel.json.gz", definition=SWEEP / "bessel.yaml", kernel="bessel",
+                        device="intel-xeon-vm")
+
+
+def ca_config(**ca) -> dict:
+    """A minimal study config with one space and the constraint_aware section `ca`."""
+    return {"spaces": [{"kernel": "convolution", "device": "A100", "source": "x.json"}], "constraint_aware": ca}

@@ -9,8 +9,7 @@ one random draw on an integer and hashed membership, and makes every `np.random`
 Kernel Tuner makes, in the same order with the same arguments, so runs are unchanged draw for draw.
 
 `fast_differential_evolution()` swaps it in for the module's own function while a run is active. The
-sources of the Kernel Tuner functions replicated here are pinned in `KT_DIFF_EVO_SHA256` (a test
-compares them with the installed ones).
+Kernel Tuner functions replicated here are pinned in `analysis.fastpath.pins`.
 """
 
 from __future__ import annotations
@@ -23,22 +22,8 @@ from kernel_tuner.strategies import diff_evo as kt_de
 
 from analysis.fastpath.patching import swapped
 
-__all__ = ["KT_DIFF_EVO_SHA256", "differential_evolution", "fast_differential_evolution"]
+__all__ = ["differential_evolution", "fast_differential_evolution"]
 
-# sha256 of the source of each Kernel Tuner 1.5.0 function of kernel_tuner.strategies.diff_evo that this module
-# replicates (a test compares them with the installed ones, so an upgrade that changes one is looked at again)
-KT_DIFF_EVO_SHA256 = {
-    "differential_evolution": "d2cc622a6de173189a03beb71bcb01701adc51f2eb49ce39441f983abf6b1c73",
-    "random_draw": "7f5099d06d753d8522aafbbdaa4ca6d4ca7bcff5ebe9df6efc64bbb776e6f499",
-    "values_to_indices": "dec59aabf6421d8af84ff74805829ce4d4b78facaeea2cc1d475289b5189156c",
-    "indices_to_values": "851ca89af6511cf82313514a14f601ea2d57f270c1d6b155802f39135d0bb27b",
-    "round_and_clip": "1330255bfddf02b65104bac653573710c85869f3f644a608b5261b31162d39e5",
-    "mutate_de_1": "8a864d5672bda55b2e2544522e4b7e053c072a66140a9d7266179f68d3b0f8f1",
-    "mutate_de_2": "bd7aac1aa626124730b9505b16f610d200425a21a814d3076df5b457e7e4b452",
-    "mutate_currenttobest1": "e9a70c69604c0b21e07636aa9336ab3d65fd46cc6fcdb1c737851adc8f1afd76",
-    "mutate_randtobest1": "e1a22121ee80f497f4515d505794eb5cd72a298e9554799455296ccc7201e6a5",
-    "binomial_crossover": "2706d9f49e143385f93db72bd8aa926f7eb525732cbdcde086067be8868baafb",
-}
 
 # element types whose hash agrees with `==` among themselves and with the NumPy scalars a search space may
 # hold instead (np.int64, np.float64, np.str_, np.bool_): configurations made of them can be compared as

@@ -13,7 +13,6 @@ import numpy as np
 from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
 from pymoo.core.duplicate import DefaultDuplicateElimination
 
-from analysis.fastpath.accel import flag_duplicates
 from analysis.fastpath.patching import swapped
 
 
@@ -54,3 +53,23 @@ class ExactDuplicateElimination(DefaultDuplicateElimination):
 def hashed_duplicate_elimination() -> contextlib.AbstractContextManager:
     """Let Kernel Tuner's pymoo strategy construct HashedDuplicateElimination while active."""
     return swapped(kt_pymoo, TuningParamConfigDuplicateElimination=HashedDuplicateElimination)
+
+
+def flag_duplicates(keys: list[tuple], other: list[tuple] | None, is_duplicate: np.ndarray,
+                     keep: str) -> np.ndarray:
+    """Set is_duplicate[i] where keys[i] is in `other`, or, with `other` None, where it repeats a key
+    of the same list: all but the first occurrence (keep="first") or all but the last (keep="last")."""
+    if other is not None:
+        others = set(other)
+        for i, key in enumerate(keys):
+            if key in others:
+                is_duplicate[i] = True
+        return is_duplicate
+    seen: set[tuple] = set()
+    order = range(len(keys)) if keep == "first" else range(len(keys) - 1, -1, -1)
+    for i in order:
+        if keys[i] in seen:
+            is_duplicate[i] = True
+        seen.add(keys[i])
+    return is_duplicate
+

@@ -6,7 +6,7 @@ writes it into the row. pymoo's `Mutation.do` then keeps each mutated row only w
 `mutation_prob` (10 % by default), drawn from pymoo's own generator. `TuningParamConfigRepair._do`
 visits every row as well and replaces the invalid ones by a random strictly-adjacent, adjacent or
 Hamming neighbour. In a simulated run these two per-row loops over an object array (a row view, a
-tuple of NumPy elements, a `choice` call, a new row array) are about a fifth of NSGA-II's time.
+tuple of NumPy elements, a `choice` call, a new row array) are a large share of NSGA-II's time.
 
 `mutations` and `repairs` make the same choices, looping over the rows as Python lists: every draw
 Kernel Tuner makes, in the same order, from the same global generator (`np.random.choice(n)` on an
@@ -15,8 +15,8 @@ queries to the search space. They answer which rows become which configuration; 
 answer holds only the rows pymoo keeps (the two generators are independent, so pymoo's keep-draw
 may come first). `neighbourhood_mutation` and `neighbour_repair` write those rows into object arrays
 as Kernel Tuner writes them (ArrayMating's array path), `mating._KernelTunerRowMating` into lists.
-Both are used for exactly these two Kernel Tuner classes. The sources of the replicated methods are
-pinned in `KT_OPERATORS_SHA256` (a test compares them with the installed ones).
+Both are used for exactly these two Kernel Tuner classes. The replicated methods are pinned in
+`analysis.fastpath.pins`.
 """
 
 from __future__ import annotations
@@ -27,16 +27,10 @@ from typing import Any
 import numpy as np
 from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
 
-from analysis.fastpath.accel import REPAIR_METHODS  # Kernel Tuner's order of neighbour methods
+from analysis.fastpath.neighbours import REPAIR_METHODS  # Kernel Tuner's order of neighbour methods
 
-__all__ = ["KT_OPERATORS_SHA256", "mutations", "neighbour_repair", "neighbourhood_mutation", "repairs"]
+__all__ = ["mutations", "neighbour_repair", "neighbourhood_mutation", "repairs"]
 
-# sha256 of the source of each Kernel Tuner 1.5.0 method replicated here (a test compares them with the
-# installed ones, so an upgrade that changes one is looked at again)
-KT_OPERATORS_SHA256 = {
-    "TuningParamConfigNeighborhoodMutation._do": "39d05122bf823c61f372d5f885a2aa8dd26f7df3189cd94db77686c49bcc5e9e",
-    "TuningParamConfigRepair._do": "4843eaf74d0f39a8f5d1acf4721a48251350b88f62f11e971a519b3dc25d021a",
-}
 
 
 def neighbourhood_mutation(mutation: kt_pymoo.TuningParamConfigNeighborhoodMutation, X: np.ndarray,

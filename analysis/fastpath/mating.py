@@ -3,8 +3,8 @@
 A converged population keeps producing offspring that duplicate it; pymoo's `InfillCriterion.do`
 then retries the whole mating (selection, crossover, mutation, duplicate elimination) up to 100
 times per generation. Each retry builds Population and Individual objects and runs the
-tournaments one Python call at a time, which made the mating ~98 % of a long unaware run
-(blackscholes O3, NSGA-II, budget 150: 26,208 matings in 267 generations).
+tournaments one Python call at a time, so that in a long constraint-unaware run nearly all the time
+goes to matings whose offspring are thrown away (benchmarks/reports/ has the measurements).
 
 `ArrayMating` does the same mating on arrays. It makes the same random draws, in the same order,
 from the same generator, and calls the operators' own `_do` (pymoo's point crossover and
@@ -53,8 +53,7 @@ from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.selection.tournament import TournamentSelection
 
 from analysis.fastpath import kt_operators
-from analysis.fastpath.accel import flag_duplicates
-from analysis.fastpath.duplicates import ExactDuplicateElimination, HashedDuplicateElimination
+from analysis.fastpath.duplicates import ExactDuplicateElimination, HashedDuplicateElimination, flag_duplicates
 from analysis.fastpath.patching import swapped
 
 __all__ = ["ArrayMating", "array_mating_in_genetic_algorithms"]

@@ -3,8 +3,8 @@
 pymoo reads a population's attribute (X, F, CV, FEAS, rank, crowding, ...) with `Population.get`,
 which indexes the population array once per individual and calls `Individual.get`; that asks
 `hasattr(individual, key)` and then `getattr(individual, key)`, so a property such as FEAS (a NumPy
-comparison) is computed twice. NSGA-II/III read the population about a hundred times per
-simulated run, which made these reads about a tenth of a run.
+comparison) is computed twice. NSGA-II/III read the population's attributes many times per
+generation, so the reads are a noticeable share of a simulated run.
 
 `population_get` gives the same arrays: the same values per individual in population order (each
 property evaluated once: pymoo's properties are pure), converted by the same `np.array`. A key that
@@ -12,8 +12,7 @@ is no attribute (getattr raises AttributeError, the case where hasattr is false)
 individual's data dict, or None, as `Individual.get` does. Keyword arguments, a key asked for twice
 (pymoo then fills one shared list twice), a population that is not one-dimensional, or an
 individual of a class that overrides `get` go to pymoo's own method.
-The sources of the two replicated methods are pinned in `PYMOO_POPULATION_SHA256` (a test compares
-them with the installed ones).
+The two replicated methods are pinned in `analysis.fastpath.pins`.
 """
 
 from __future__ import annotations
@@ -27,13 +26,8 @@ from pymoo.core.population import Population
 
 from analysis.fastpath.patching import swapped
 
-__all__ = ["PYMOO_POPULATION_SHA256", "individual_values_read_once", "population_get"]
+__all__ = ["individual_values_read_once", "population_get"]
 
-# sha256 of the source of each pymoo 0.6.2 method replicated here
-PYMOO_POPULATION_SHA256 = {
-    "Population.get": "1c99e570c018c9d3ed2e13ef91573ee310e422cc436d666a29300c83f8da6524",
-    "Individual.get": "83eb313614668b19db47269504170b30b3103083dd7f8cba2321264515e8e788",
-}
 
 _PYMOO_GET = Population.get
 

@@ -296,7 +296,8 @@ def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, 
     """The package's StochasticOptimizationAlgorithm curve of all repetitions in `runs`.
 
     The package's result arrays come from `results_arrays` (the package's `write_results` when
-    that declines).
+    that declines, or when TSB_STOCK turns the fast path's `scoring` group off; both pinned in
+    `analysis.fastpath.pins`).
     """
     from autotuning_methodology.caching import ResultsDescription
     from autotuning_methodology.curves import StochasticOptimizationAlgorithm
@@ -310,8 +311,11 @@ def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, 
     )
     index = index or SpaceIndex.of(space, objective)
     names = list(space.parameters)
-    arrays = results_arrays(runs, index, names)
-    with uncompressed_result_files():
+    from analysis import fastpath
+
+    fast = fastpath.enabled("scoring")
+    arrays = results_arrays(runs, index, names) if fast else None
+    with uncompressed_result_files() if fast else contextlib.nullcontext():
         if arrays is None:
             repeated = [trace_records(frame, index, names, objective)
                         for _, frame in runs.groupby("repetition", sort=True)]
@@ -325,9 +329,10 @@ def uncompressed_result_files() -> contextlib.AbstractContextManager:
     """Let the package store a ResultsDescription's arrays uncompressed while active.
 
     The package keeps each strategy's result arrays in an .npz file (in `score_runs`' temporary folder) with
-    `np.savez_compressed` and reads them back with `np.load` when the curve is built; zlib was about a third
-    of a score's time. `np.savez` writes the same .npy members without compression, and `np.load` returns
-    the same dtypes, shapes and bytes from either (tests compare scores and curves with compression on).
+    `np.savez_compressed` and reads them back with `np.load` when the curve is built; compressing files that
+    live only as long as that folder costs a score time and saves nothing. `np.savez` writes the same .npy
+    members without compression, and `np.load` returns the same dtypes, shapes and bytes from either (tests
+    compare scores and curves with compression on).
     """
     from autotuning_methodology import caching
 

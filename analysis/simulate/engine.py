@@ -11,14 +11,7 @@ from typing import Any
 from kernel_tuner.interface import strategy_map
 from kernel_tuner.runners.simulation import SimulationRunner
 
-from analysis.fastpath.accel import (
-    lean_cost_function,
-    memoise_neighbours,
-    neighbour_index,
-    quiet_config_output,
-    vectorised_snapping,
-)
-from analysis.fastpath.portable import portable_hyperplane
+from analysis import fastpath
 from analysis.simulate.kt_space import KernelTunerSpace
 from analysis.simulate.registry import Algorithm, get_algorithm, resolve_options
 from analysis.simulate.seeding import derive_seed, seed_globals, seeded_latin_hypercube
@@ -30,19 +23,21 @@ logger = logging.getLogger(__name__)
 __all__ = ["prepare_space", "simulate_run", "derive_seed", "strategy_options_for"]
 
 # Kernel Tuner strategies (and the unaware variants) that run pymoo's genetic algorithms: only their
-# runs import pymoo and the engine's pymoo equivalents (mating, duplicate elimination, hyperplane).
+# runs import pymoo and the fast path's pymoo equivalents (mating, duplicate elimination, hyperplane).
 PYMOO_STRATEGIES = frozenset({"nsga2", "nsga3"})
 
 
 def prepare_space(space: KernelTunerSpace, neighbours: bool = True) -> None:
     """Do a space's one-off work now rather than in its first run: parse entries, solve constraints, index neighbours.
 
-    Each happens once per KernelTunerSpace and process anyway; the Hamming-neighbour index (~0.05 s per
-    10^4 configurations) is only needed by algorithms that mutate to neighbours (nsga2, nsga3).
+    Each happens once per KernelTunerSpace and process anyway; the Hamming-neighbour index is only
+    needed by algorithms that mutate to neighbours (nsga2, nsga3) and only with the fast path on.
     """
     space.cache_entries()
     searchspace = fresh_searchspace(space)
-    if neighbours:
+    if neighbours and fastpath.enabled("neighbours"):
+        from analysis.fastpath.neighbours import neighbour_index
+
         neighbour_index(searchspace, space.neighbour_memo(), "Hamming")
 
 
@@ -69,23 +64,52 @@ def _strategy_module(entry: Algorithm) -> ModuleType | Any:
     return strategy_map[entry.strategy]
 
 
-def _strategy_equivalents(entry: Algorithm) -> list[Any]:
-    """The context managers that give a run the engine's equivalents of its strategy's own code: pymoo's
-    operators for the pymoo-based runs, the differential evolution loop for diff_evo, none for others."""
-    if entry.user:  # nothing may change a user strategy's own code
-        return []
-    if entry.strategy == "diff_evo":
+def _equivalents(entry: Algorithm, seed: int, memo: dict) -> list[Any]:
+    """The context managers a run is made under: the seeded Latin hypercube (always: the study's
+    reproducibility), then the fast path's equivalents of library code that `TSB_STOCK` leaves on.
+
+    Those of Kernel Tuner's cost function, runner and snapping apply to every strategy; those of a
+    strategy's own code (differential evolution's loop; pymoo's mating, duplicate elimination,
+    population reads and NSGA-III hyperplane for the pymoo-based runs) only to registered ones:
+    nothing may change a user strategy's own code.
+    """
+    contexts = [seeded_latin_hypercube(seed, memo if fastpath.enabled("lhs") else None)]
+    if fastpath.enabled("runner"):
+        from analysis.fastpath.runner import quiet_config_output
+
+        contexts.append(quiet_config_output())
+    if fastpath.enabled("snapping"):
+        from analysis.fastpath.snapping import vectorised_snapping
+
+        contexts.append(vectorised_snapping(memo))
+    if fastpath.enabled("runner"):
+        from analysis.fastpath.runner import lean_cost_function
+
+        contexts.append(lean_cost_function())
+    if entry.user:
+        return contexts
+    if entry.strategy == "diff_evo" and fastpath.enabled("diff_evo"):
         from analysis.fastpath.diff_evo import fast_differential_evolution
 
-        return [fast_differential_evolution()]
-    if entry.strategy not in PYMOO_STRATEGIES:
-        return []
-    from analysis.fastpath.duplicates import hashed_duplicate_elimination
-    from analysis.fastpath.mating import array_mating_in_genetic_algorithms
-    from analysis.fastpath.population import individual_values_read_once
+        contexts.append(fast_differential_evolution())
+    if entry.strategy in PYMOO_STRATEGIES:
+        if fastpath.enabled("duplicates"):
+            from analysis.fastpath.duplicates import hashed_duplicate_elimination
 
-    return [hashed_duplicate_elimination(), array_mating_in_genetic_algorithms(), portable_hyperplane(),
-            individual_values_read_once()]
+            contexts.append(hashed_duplicate_elimination())
+        if fastpath.enabled("mating"):
+            from analysis.fastpath.mating import array_mating_in_genetic_algorithms
+
+            contexts.append(array_mating_in_genetic_algorithms())
+        if fastpath.enabled("portable"):
+            from analysis.fastpath.portable import portable_hyperplane
+
+            contexts.append(portable_hyperplane())
+        if fastpath.enabled("population"):
+            from analysis.fastpath.population import individual_values_read_once
+
+            contexts.append(individual_values_read_once())
+    return contexts
 
 
 def simulate_run(space: KernelTunerSpace, algorithm: str, options: dict, budget: int, seed: int,
@@ -113,10 +137,12 @@ def simulate_run(space: KernelTunerSpace, algorithm: str, options: dict, budget:
     setup = build_setup(space, entry.kt_strategy, strategy_options, budget, seed, runner_class,
                         time_limit_ms=time_limit_ms, max_proposals=max_proposals)
     memo = space.neighbour_memo()
-    memoise_neighbours(setup.searchspace, memo)
+    if fastpath.enabled("neighbours"):
+        from analysis.fastpath.neighbours import memoise_neighbours
+
+        memoise_neighbours(setup.searchspace, memo)
     with contextlib.ExitStack() as equivalents:
-        for context in (seeded_latin_hypercube(seed, memo), quiet_config_output(), vectorised_snapping(memo),
-                        lean_cost_function(), *_strategy_equivalents(entry)):
+        for context in _equivalents(entry, seed, memo):
             equivalents.enter_context(context)
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
 

@@ -55,12 +55,12 @@ def seeded_latin_hypercube(seed: int, memo: dict | None = None) -> contextlib.Ab
     the module attribute for a subclass with a seeded generator for the duration of that call is
     enough. All LHS draws within one run share one generator seeded from the run seed.
 
-    With `memo` (the space's, shared by its runs) the sample comes from `lhs_sample_indices`, which
+    With `memo` (the space's, shared by its runs) the sample comes from `analysis.fastpath.lhs`, which
     remembers the configuration closest to each Latin-hypercube point between runs; without it,
     from Kernel Tuner's own method (the tune_kernel reference does this).
 
-    The swap happens only when a strategy actually asks for an LHS sample: importing
-    `scipy.stats` costs ~0.5 s, which most runs (and most simulate jobs) never need.
+    The swap happens only when a strategy actually asks for an LHS sample, so runs that never need
+    one never import `scipy.stats` (a slow import).
     """
     from kernel_tuner.searchspace import Searchspace
 
@@ -71,57 +71,11 @@ def seeded_latin_hypercube(seed: int, memo: dict | None = None) -> contextlib.Ab
         with _seeded_qmc(rng):
             if memo is None:
                 return original_method(self, *args, **kwargs)
+            from analysis.fastpath.lhs import lhs_sample_indices
+
             return lhs_sample_indices(self, *args, memo=memo, original=original_method, **kwargs)
 
     return swapped(Searchspace, get_LHS_sample_indices=seeded_lhs_indices)
-
-
-# sha256 of the source of Kernel Tuner 1.5.0's Searchspace.get_LHS_sample_indices, which
-# `lhs_sample_indices` replicates (a test compares it with the installed one)
-KT_LHS_SHA256 = "3ed82471dc61ccedac5d76c7fa1880ee2082aef1b5e3ae879ba4ce2d92977d89"
-
-
-def lhs_sample_indices(searchspace: Any, num_samples: int, memo: dict, original: Any) -> list[int]:
-    """Kernel Tuner's Searchspace.get_LHS_sample_indices with the closest configuration of each point memoised.
-
-    Kernel Tuner draws a Latin hypercube of parameter-index points; a point that is a valid
-    configuration is taken as it is, any other is replaced by the configuration with the smallest
-    sum of absolute index differences (the first such, by np.argmin over the whole space). That
-    search is a pass over every configuration, and in constraint-aware DE runs the same points come
-    back (100 runs on an 11,130-configuration space: 140,573 searches, 11,142 distinct points), so
-    the answer is kept in `memo` per point. On a miss it is computed by Kernel Tuner's own private
-    function into Kernel Tuner's buffers, as there. Everything else is done as there: the draw
-    (`qmc.LatinHypercube` looked up at call time, so the seeded one), the look-ups, the
-    de-duplication through a set and the fill-up with random samples. The cases Kernel Tuner treats
-    specially (a sample as large as the space or larger) go to `original`.
-    """
-    from scipy.stats import qmc
-
-    if num_samples >= searchspace.size:
-        return original(searchspace, num_samples)
-    if searchspace.params_values_indices is None:
-        searchspace._Searchspace__prepare_neighbors_index()
-    points = qmc.LatinHypercube(len(searchspace.params_values)).integers(
-        l_bounds=searchspace.get_param_indices_lower_bounds(),
-        u_bounds=searchspace.get_param_indices_upper_bounds(),
-        n=num_samples,
-        endpoint=True)
-    points = np.array(points, dtype=searchspace.params_values_indices.dtype)
-    indices = []
-    for point in points:
-        index = searchspace.get_param_config_index(searchspace.get_param_config_from_param_indices(point))
-        if index is None:
-            key = ("lhs_closest", point.dtype.str, point.tobytes())
-            index = memo.get(key)
-            if index is None:
-                searchspace._Searchspace__calc_sum_of_index_differences(point)
-                index = memo[key] = np.argmin(searchspace._alloc_sum_of_index_differences).item()
-        indices.append(index)
-    indices = list(set(indices))
-    while len(indices) < num_samples:
-        indices.extend(searchspace.get_random_sample_indices(num_samples - len(indices)).tolist())
-        indices = list(set(indices))
-    return indices
 
 
 def _seeded_qmc(rng: np.random.Generator) -> contextlib.AbstractContextManager:

@@ -22,7 +22,7 @@ from pymoo.operators.mutation.pm import PM
 from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.sampling.rnd import IntegerRandomSampling
 
-from analysis.fastpath.duplicates import ExactDuplicateElimination
+from analysis import fastpath
 from analysis.simulate.refdirs import reference_directions
 
 logger = logging.getLogger(__name__)
@@ -87,6 +87,16 @@ class ChargingSimulationRunner(SimulationRunner):
         return results
 
 
+def _duplicate_elimination() -> Any:
+    """pymoo's default duplicate elimination (`eliminate_duplicates=True`), or with the fast path on its exact
+    equivalent for integer index vectors."""
+    if fastpath.enabled("duplicates"):
+        from analysis.fastpath.duplicates import ExactDuplicateElimination
+
+        return ExactDuplicateElimination()
+    return True
+
+
 def build_algorithm(algo_name: str, pop_size: int, crossover_name: str, crossover_prob: float,
                     mutation_prob: float, mutation_eta: float, ref_dirs: Any) -> Any:
     """The pymoo NSGA-II/III of the unaware strategies: integer sampling, crossover and polynomial
@@ -100,7 +110,7 @@ def build_algorithm(algo_name: str, pop_size: int, crossover_name: str, crossove
         sampling=IntegerRandomSampling(),
         crossover=kt_pymoo.crossover_oper_dict[crossover_name](prob=crossover_prob),
         mutation=PM(prob=mutation_prob, eta=mutation_eta, vtype=float, repair=RoundingRepair()),
-        eliminate_duplicates=ExactDuplicateElimination(),  # marks what eliminate_duplicates=True marks
+        eliminate_duplicates=_duplicate_elimination(),
     )
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from kernel_tuner.searchspace import Searchspace
 
-from analysis.fastpath import accel
-from analysis.fastpath.accel import AdjacentIndex, HammingIndex, StrictlyAdjacentIndex
+from analysis.fastpath import neighbours
+from analysis.fastpath.neighbours import AdjacentIndex, HammingIndex, StrictlyAdjacentIndex
 from helpers import REPO
 
 HUB = REPO / "data" / "benchmark_hub"
@@ -98,7 +98,7 @@ def hamming_keys(request, monkeypatch):
     """Run a test with the Hamming index's mixed-radix keys in int64 and, forced, as Python integers (its path for
     spaces whose product of value-list lengths passes int64)."""
     if request.param == "Python-integer keys":
-        monkeypatch.setattr(accel, "_INT64_KEYS_BELOW", 1)
+        monkeypatch.setattr(neighbours, "_INT64_KEYS_BELOW", 1)
     return request.param
 
 

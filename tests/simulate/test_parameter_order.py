@@ -177,7 +177,7 @@ def test_exported_cache_is_in_the_sources_order(tmp_path: Path) -> None:
 
 def test_definition_in_another_order_than_the_cache_is_an_error(tmp_path: Path) -> None:
     """Kernel Tuner looks a configuration up by the cache's key order: a definition may not reorder it."""
-    from conftest import kt_cache, write
+    from helpers import kt_cache, write
 
     tune_params = {"zeta": [1, 2], "alpha": [3, 4]}
     rows = [{"zeta": z, "alpha": a, "time": float(z * a)} for z in (1, 2) for a in (3, 4)]

@@ -148,12 +148,10 @@ def test_runs_independent_of_cpu_paths(space_dir, digests, env):
 
 def test_the_hyperplane_case_takes_lapacks_rounding_otherwise(monkeypatch, space_dir, digests):
     """Without the portable solve, the pinned NSGA-III run is another one: the golden test can tell."""
-    import contextlib
 
-    from analysis.simulate import engine as run_module
     from analysis.spaces.space import Space
 
-    monkeypatch.setattr(run_module, "portable_hyperplane", contextlib.nullcontext)
+    monkeypatch.setenv("TSB_STOCK", "portable")
     space = Space.load(space_dir / "space.parquet", space_dir / "space.json")
     assert hyperplane_digest(space) != digests[HYPERPLANE_CASE[0]]
 
