@@ -21,7 +21,9 @@ results, draw the same random numbers in the same order and leave the generators
 The library itself is never edited: `patching.swapped` sets an attribute for the duration of a
 run and restores it. Every replicated function is pinned by the sha256 of its source
 (`pins.PINS`); a group whose pins do not match the installed library is refused at first use
-with the difference (`python -m analysis.cli fastpath --diff`).
+with the difference (`python -m analysis.cli fastpath --diff`). The library internals the study's
+own code relies on (tune_kernel's set-up, pymoo_minimize.tune's pieces, one private method of
+autotuning_methodology) are pinned too (`pins.HARNESS_PINS`) and checked at the first run set-up.
 
 `TSB_STOCK=1` in the environment turns the fast path off: the suite then runs the stock
 libraries (only the study's own semantics remain: seeding, the simulated clock, the

@@ -15,9 +15,9 @@ from analysis.fastpath import pins
 from helpers import REPO
 
 
-@pytest.mark.parametrize("pin", pins.PINS, ids=[p.upstream for p in pins.PINS])
+@pytest.mark.parametrize("pin", pins.ALL_PINS, ids=[p.upstream for p in pins.ALL_PINS])
 def test_the_installed_library_is_the_pinned_one(pin) -> None:
-    assert pin.group in fastpath.GROUPS
+    assert pin.group in (*fastpath.GROUPS, pins.HARNESS)
     assert pins.sha256_of(pins.installed_source(pin)) == pin.sha256, (
         f"{pin.upstream} changed: see `python -m analysis.cli fastpath --diff`, mend {pin.replica}, update its pin")
     assert pins.replica_object(pin) is not None
@@ -30,7 +30,7 @@ def test_every_group_and_every_replica_module_is_pinned() -> None:
     modules = {p.stem for p in (REPO / "analysis/fastpath").glob("*.py")} - {"__init__", "pins", "patching"}
     assert modules == {pin.replica.split(":")[0].rsplit(".", 1)[-1] for pin in pins.PINS
                        if pin.replica.startswith("analysis.fastpath.")}
-    assert len({pin.upstream for pin in pins.PINS}) == len(pins.PINS)
+    assert len({pin.upstream for pin in pins.ALL_PINS}) == len(pins.ALL_PINS)
 
 
 def test_the_pinned_versions_are_the_projects() -> None:
@@ -81,3 +81,18 @@ def test_a_mismatch_stops_a_run_only_where_the_group_is_used(monkeypatch) -> Non
         simulate_run(tiny_space(1), "diff_evo", {}, 10, 1)
     monkeypatch.setenv(fastpath.ENV, "diff_evo")
     assert simulate_run(tiny_space(1), "diff_evo", {}, 10, 1).evaluations_spent == 10
+
+
+def test_the_harness_pins_are_checked_and_cannot_be_switched_off(monkeypatch) -> None:
+    from analysis.simulate import setup
+
+    pin = pins.HARNESS_PINS[0]
+    monkeypatch.setattr(pins, "installed_source", lambda p: _changed(p) if p == pin else inspect.getsource(
+        pins.upstream_object(p)))
+    monkeypatch.setattr(setup, "_harness_checked", [])
+    monkeypatch.setenv(fastpath.ENV, "1")
+    with pytest.raises(pins.PinMismatch, match=r"(?s)relies on library internals.*tune_kernel.*cannot avoid"):
+        from analysis.simulate import simulate_run
+        from helpers import tiny_space
+
+        simulate_run(tiny_space(1), "rs", {}, 10, 1)
