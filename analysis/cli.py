@@ -1,23 +1,34 @@
-"""Command-line entry points called by the Snakemake rules: `python -m analysis.cli <command> ...`."""
+"""Command-line entry points called by the Snakemake rules: `python -m analysis.cli <command> ...`.
+
+Each handler (`_<command>`) parses its arguments and calls the library; `main` turns an InputError
+(bad input a user can fix: it names the file or the option and the field) into a one-line message
+and exit status 2. A command that checks something returns 1 when the check finds a difference.
+`--help` lists the commands by stage (COMMAND_STAGES).
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
+from typing import Any
 
 from analysis import logs
-from analysis.errors import InputError
+from analysis.errors import ArgumentError, InputError, json_argument
 
 log = logging.getLogger("analysis.cli")
+
+
+def _json(a: argparse.Namespace, name: str) -> Any:
+    """The JSON value of option --<name> (None where empty); bad JSON is an ArgumentError naming the option."""
+    return json_argument("--" + name.replace("_", "-"), getattr(a, name))
 
 
 def _import_space(a: argparse.Namespace) -> None:
     from analysis.spaces.importers import import_space
 
     space = import_space(a.source, kernel=a.kernel, device=a.device, fmt=a.format,
-                         definition=a.definition or None, objectives=json.loads(a.objectives),
+                         definition=a.definition or None, objectives=_json(a, "objectives"),
                          compile_times=a.compile_times or None)
     space.save(a.parquet, a.meta)
 
@@ -25,7 +36,7 @@ def _import_space(a: argparse.Namespace) -> None:
 def _fronts(a: argparse.Namespace) -> None:
     from analysis.spaces import fronts
 
-    fronts.run(a.space_parquet, a.space_meta, json.loads(a.objective_sets), a.parquet, a.json)
+    fronts.run(a.space_parquet, a.space_meta, _json(a, "objective_sets"), a.parquet, a.json)
 
 
 def _refdirs(a: argparse.Namespace) -> None:
@@ -40,20 +51,12 @@ def _simulate(a: argparse.Namespace) -> None:
     from analysis.simulate import jobs as runs
 
     if len(a.out) != len(a.budget):
-        raise InputError(None, f"{len(a.budget)} budget(s) {a.budget} but {len(a.out)} output file(s); give one "
-                               "per budget, in the same order", field="--out")
-    options = json.loads(a.options)
-    per_budget = []
-    for budget in a.budget:
-        if a.tuned_grid:
-            from analysis.hyperparams.selection import picked_options
+        raise ArgumentError("--out", f"{len(a.budget)} budget(s) {a.budget} but {len(a.out)} output file(s); give "
+                                     "one per budget, in the same order")
+    from analysis.hyperparams.selection import options_per_budget
 
-            picked = {**options, **picked_options(a.tuned_table, a.tuned_grid, budget)}
-            log.info("options of grid %s picked for budget %d: %s", a.tuned_grid, budget, picked)
-            per_budget.append(picked)
-        else:
-            per_budget.append(options)
-    runs.run(a.space_parquet, a.space_meta, a.objective_set, json.loads(a.objectives), a.algorithm,
+    per_budget = options_per_budget(_json(a, "options"), a.budget, a.tuned_table, a.tuned_grid)
+    runs.run(a.space_parquet, a.space_meta, a.objective_set, _json(a, "objectives"), a.algorithm,
              per_budget, a.budget, a.repetitions, a.out, proposal_cap=a.proposal_cap,
              budget_source=(a.config, a.budget_field), purpose=a.purpose)
 
@@ -61,7 +64,7 @@ def _simulate(a: argparse.Namespace) -> None:
 def _indicators(a: argparse.Namespace) -> None:
     from analysis.indicators import jobs as runs
 
-    runs.run(a.runs, json.loads(a.algorithms), a.space_meta, a.fronts_parquet, a.fronts_json, a.objective_set,
+    runs.run(a.runs, _json(a, "algorithms"), a.space_meta, a.fronts_parquet, a.fronts_json, a.objective_set,
              a.curve, a.final)
 
 
@@ -76,68 +79,56 @@ def _hyperparameters(a: argparse.Namespace) -> None:
     from analysis.indicators.gather import gather
 
     final = gather(a.finals)
-    hyperparams.run(final, json.loads(a.grids), a.seed, a.grid_csv, a.csv, a.md)
+    hyperparams.run(final, _json(a, "grids"), a.seed, a.grid_csv, a.csv, a.md)
 
 
 def _tables(a: argparse.Namespace) -> None:
     from analysis.tables import comparison as tables
 
     boot = tables.Bootstrap(resamples=a.bootstrap_resamples, seed=a.bootstrap_seed)
-    tables.run(a.final, a.runs, json.loads(a.settings), boot, a.out_dir, a.names,
-               json.loads(a.objective_sets) if a.objective_sets else None)
+    tables.run(a.final, a.runs, _json(a, "settings"), boot, a.out_dir, a.names, _json(a, "objective_sets"))
 
 
 def _summary_table(a: argparse.Namespace) -> None:
     from analysis.tables import summary
 
-    summary.run(a.final, json.loads(a.settings), a.setting, a.csv, a.md)
-
-
-def _summary_figure(a: argparse.Namespace) -> None:
-    from analysis.figures import summary
-    from analysis.figures.cli import read_table
-
-    table = read_table(a.table, summary.COLUMNS)
-    try:
-        summary.plot(table, json.loads(a.settings), a.setting, a.pdf, a.png,
-                     json.loads(a.objective_sets) if a.objective_sets else None)
-    except ValueError as exc:
-        raise InputError(a.table, str(exc)) from None
-    log.info("summary figure of %s -> %s, %s", a.setting, a.pdf, a.png)
+    summary.run(a.final, _json(a, "settings"), a.setting, a.csv, a.md)
 
 
 def _ca_settings(a: argparse.Namespace):
-    from analysis.indicators.methodology import ScoreSettings
+    from analysis.spaces.methodology import ScoreSettings
 
-    return ScoreSettings.from_config(json.loads(a.settings))
+    return ScoreSettings.from_config(_json(a, "settings"))
 
 
 def _ca_budget(a: argparse.Namespace) -> None:
-    from analysis import constraint_aware
+    from analysis.indicators import constraint_aware
 
-    constraint_aware.space_budget(a.space_parquet, a.space_meta, json.loads(a.threshold), _ca_settings(a), a.out)
+    constraint_aware.space_budget(a.space_parquet, a.space_meta, _json(a, "threshold"), _ca_settings(a), a.out)
 
 
 def _ca_run(a: argparse.Namespace) -> None:
-    from analysis import constraint_aware
+    from analysis.simulate import constraint_aware
 
-    constraint_aware.run(a.space_parquet, a.space_meta, json.loads(a.threshold), a.name, a.algorithm,
-                         json.loads(a.options), a.aware == "true", a.repetitions, _ca_settings(a),
+    constraint_aware.run(a.space_parquet, a.space_meta, _json(a, "threshold"), a.name, a.algorithm,
+                         _json(a, "options"), a.aware == "true", a.repetitions, _ca_settings(a),
                          a.proposal_cap, a.out, a.budget_out, budget=a.budget or None)
 
 
 def _ca_score(a: argparse.Namespace) -> None:
-    from analysis import constraint_aware
+    from analysis.indicators import constraint_aware
 
-    names = json.loads(a.strategies)
+    names = json_argument("--strategies", a.strategies, lambda v: isinstance(v, dict),
+                          "a JSON object {name: {algorithm, constraint_aware}}")
     if len(names) != len(a.runs):
-        raise SystemExit("ca-score: --strategies and --runs need the same number of entries")
-    constraint_aware.score(a.space_parquet, a.space_meta, json.loads(a.threshold), names,
-                           dict(zip(names, a.runs)), _ca_settings(a), a.scores, a.curves, group=json.loads(a.group))
+        raise ArgumentError("--runs", f"{len(a.runs)} run file(s) for the {len(names)} strategies of --strategies; "
+                                      "give one per strategy, in the same order")
+    constraint_aware.score(a.space_parquet, a.space_meta, _json(a, "threshold"), names,
+                           dict(zip(names, a.runs)), _ca_settings(a), a.scores, a.curves, group=_json(a, "group"))
 
 
 def _ca_tables(a: argparse.Namespace) -> None:
-    from analysis import constraint_aware
+    from analysis.tables import constraint_aware
 
     constraint_aware.tables(a.scores, a.curves, a.out_dir, a.curves_out, a.bootstrap_resamples, a.bootstrap_seed,
                             a.min_budget_evaluations)
@@ -146,16 +137,8 @@ def _ca_tables(a: argparse.Namespace) -> None:
 def _check_config(a: argparse.Namespace) -> None:
     from analysis import config
 
-    if a.merged:
-        merged = config.merge_files(a.config)
-        config.check_workflow_config(merged, a.config, config.ROOT)
-        log.info("%s: valid", config.config_label(a.config))
-        return
-    for path in a.config:
-        loaded = config.load(path)
-        config.check_files(loaded, config.ROOT, path)
-        config.check_space_objectives(loaded, config.ROOT, path)
-        log.info("%s: valid", path)
+    for checked in config.check_config_files(a.config, merged=a.merged):
+        log.info("%s: valid", checked)
 
 
 def _algorithms(a: argparse.Namespace) -> None:
@@ -168,28 +151,31 @@ def _algorithms(a: argparse.Namespace) -> None:
     sys.stdout.write(text + "\n")
 
 
+def _fastpath(a: argparse.Namespace) -> int:
+    from analysis.fastpath.pins import report
+
+    text, ok = report(show_diff=a.diff)
+    sys.stdout.write(text)
+    return 0 if ok else 1
+
+
 def _spaces_table(a: argparse.Namespace) -> None:
-    from analysis.io import write_csv, write_text
-    from analysis.spaces.table import COLUMN_DOCS, spaces_table, to_markdown
+    from analysis.spaces.table import write_table
 
     if len(a.meta) != len(a.fronts):
-        raise SystemExit("spaces-table: --meta and --fronts need the same number of files")
+        raise ArgumentError("--fronts", f"{len(a.fronts)} file(s) for the {len(a.meta)} of --meta; give one per "
+                                        "space, in the same order")
     if a.space_parquets and len(a.space_parquets) != len(a.meta):
-        raise SystemExit("spaces-table: --space-parquets and --meta need the same number of files")
-    df = spaces_table(a.meta, a.fronts, a.largest_budget, json.loads(a.excluded), a.space_parquets or None)
-    write_csv(df, a.csv)
-    write_text(to_markdown(df, "Search spaces", COLUMN_DOCS), a.md)
+        raise ArgumentError("--space-parquets", f"{len(a.space_parquets)} file(s) for the {len(a.meta)} of --meta; "
+                                                "give one per space, in the same order")
+    df = write_table(a.meta, a.fronts, a.largest_budget, _json(a, "excluded"), a.space_parquets or None, a.csv, a.md)
     log.info("spaces table: %d spaces -> %s, %s", len(df), a.csv, a.md)
 
 
 def _compile_cost_table(a: argparse.Namespace) -> None:
-    from analysis.io import write_csv, write_text
-    from analysis.spaces.compile_cost import TABLE_DOCS, table
-    from analysis.spaces.table import to_markdown
+    from analysis.spaces.compile_cost import write_table
 
-    df = table(a.meta)
-    write_csv(df, a.csv)
-    write_text(to_markdown(df, "Compile cost of host-CPU configurations, compiled alone", TABLE_DOCS), a.md)
+    df = write_table(a.meta, a.csv, a.md)
     log.info("compile cost table: %d spaces -> %s, %s", len(df), a.csv, a.md)
 
 
@@ -222,13 +208,80 @@ def _summarised_setting_args(s: argparse.ArgumentParser) -> None:
     s.add_argument("--setting", required=True, help="the strategy summarised (not a baseline)")
 
 
-def parser() -> argparse.ArgumentParser:
-    """The argument parser with one sub-command per library entry point."""
-    p = argparse.ArgumentParser(prog="python -m analysis.cli", description=__doc__)
-    p.add_argument("--log", help="also write the log to this file")
-    sub = p.add_subparsers(dest="command", required=True)
+# The stages of the study, in the order the workflow runs them, with what each one does.
+STAGES = {
+    "sweep": "measure kernels exhaustively with Kernel Tuner (data/sweeps/)",
+    "spaces": "import a sweep as a search space; its true Pareto fronts, tables, export",
+    "simulate": "simulated tuning runs of each algorithm setting on a stored space",
+    "hyperparams": "pick each tuned algorithm's options from its grid's runs",
+    "indicators": "the quality of every run (IGD+, hypervolume, methodology scores)",
+    "tables": "the study's tables, and the README's results rendered from them",
+    "figures": "the study's figures",
+    "config/tools": "check configs, describe algorithms, the fast path's pins, generated docs, the GPU bundle",
+}
+# Every command of the parser and its stage (tests/test_cli.py: each command in exactly one stage);
+# within a stage `--help` lists the commands in this order.
+COMMAND_STAGES = {
+    "sweep-shard": "sweep", "sweep-merge": "sweep", "sweep-publish": "sweep",
+    "compile-cost-measure": "sweep", "compile-cost-publish": "sweep",
+    "gpu-lease": "sweep", "gpu-lease-merge": "sweep",
+    "import-space": "spaces", "fronts": "spaces", "spaces-table": "spaces", "compile-cost-table": "spaces",
+    "export-space": "spaces",
+    "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
+    "hyperparameters": "hyperparams",
+    "indicators": "indicators", "summary": "indicators", "ca-score": "indicators",
+    "tables": "tables", "summary-table": "tables", "ca-tables": "tables", "readme-results": "tables",
+    "verify-space": "tables",
+    "figure-anytime": "figures", "figure-anytime-grid": "figures", "figure-hyperparameters": "figures",
+    "figure-summary": "figures", "figure-tradeoff": "figures", "figure-constraint-aware": "figures",
+    "figure-constraint-aware-spaces": "figures",
+    "check-config": "config/tools", "algorithms": "config/tools", "fastpath": "config/tools",
+    "kernel-sizes": "config/tools", "gpu-plan-doc": "config/tools", "gpu-bundle": "config/tools",
+}
+OTHER_STAGE = "other"  # commands missing from COMMAND_STAGES: listed, so that `--help` never hides one
 
-    s = sub.add_parser("import-space", help="import a cache/T4 file into the space store")
+WHERE_THINGS_GO = """\
+where things go:
+  a new algorithm    analysis/simulate/registry.py, or one .py file of your own (docs/your-tuner.md)
+  a new indicator    analysis/indicators/registry.py
+  a new table        analysis/tables/registry.py
+  a new figure       analysis/figures/ (its command: analysis/figures/cli.py)
+  a new kernel       workflow/kernels/<name>/ (workflow/kernels/README.md)
+  a new command      analysis/cli.py: a handler making one library call, its stage in COMMAND_STAGES
+  a library replica  analysis/fastpath/ (exact, faster equivalents of library internals)"""
+
+
+def grouped_commands(commands: dict[str, argparse.ArgumentParser]) -> dict[str, list[str]]:
+    """The commands by stage, stages in STAGES' order (then OTHER_STAGE), each in COMMAND_STAGES' order."""
+    order = {name: i for i, name in enumerate(COMMAND_STAGES)}
+    groups: dict[str, list[str]] = {stage: [] for stage in [*STAGES, OTHER_STAGE]}
+    for name in sorted(commands, key=lambda n: (order.get(n, len(order)), n)):
+        groups[COMMAND_STAGES.get(name, OTHER_STAGE)].append(name)
+    return {stage: names for stage, names in groups.items() if names}
+
+
+def command_listing(commands: dict[str, argparse.ArgumentParser]) -> str:
+    """The `--help` listing: per stage its title and summary, then each command with its one-line summary
+    (the sub-parser's description), followed by where new code goes."""
+    width = max(map(len, commands)) + 2
+    lines = ["commands by stage (`<command> --help` for a command's arguments):"]
+    for stage, names in grouped_commands(commands).items():
+        lines += ["", f"{stage}: {STAGES.get(stage, 'commands without a stage in COMMAND_STAGES')}"]
+        lines += [f"  {name:<{width}}{commands[name].description or ''}" for name in names]
+    return "\n".join([*lines, "", WHERE_THINGS_GO])
+
+
+def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The argument parser and its sub-parsers by command name."""
+    p = argparse.ArgumentParser(prog="python -m analysis.cli", formatter_class=argparse.RawDescriptionHelpFormatter,
+                                description="The library entry points the Snakemake rules call, one command per "
+                                            "job (workflow/rules/*.smk).\nBad input ends with a one-line message "
+                                            "naming the file or option and exit status 2.")
+    p.add_argument("--log", help="also write the log to this file")
+    sub = p.add_subparsers(dest="command", required=True, title="commands", metavar="<command>",
+                           help="one of the commands listed below")
+
+    s = sub.add_parser("import-space", description="import a Kernel Tuner cache or T4 file into the space store")
     s.add_argument("--source", required=True)
     s.add_argument("--kernel", required=True)
     s.add_argument("--device", required=True)
@@ -242,14 +295,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--meta", required=True)
     s.set_defaults(func=_import_space)
 
-    s = sub.add_parser("compile-cost-table",
-                       help="per space: configurations whose compile time was measured alone, imputed, and the error")
+    s = sub.add_parser("compile-cost-table", description="per space: compile times measured alone, imputed, and "
+                                                         "the error")
     s.add_argument("--meta", nargs="+", required=True, help="space metadata files (space.json)")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.set_defaults(func=_compile_cost_table)
 
-    s = sub.add_parser("fronts", help="true Pareto fronts of a stored space")
+    s = sub.add_parser("fronts", description="true Pareto fronts of a stored space, per objective set")
     s.add_argument("--space-parquet", required=True)
     s.add_argument("--space-meta", required=True)
     s.add_argument("--objective-sets", required=True, help="JSON: set name -> objectives")
@@ -257,7 +310,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--json", required=True)
     s.set_defaults(func=_fronts)
 
-    s = sub.add_parser("simulate", help="repeated simulated tuning runs of one algorithm setting")
+    s = sub.add_parser("simulate", description="repeated simulated tuning runs of one algorithm setting")
     _space_args(s)
     s.add_argument("--objective-set", required=True)
     s.add_argument("--objectives", required=True, help="JSON list of objectives")
@@ -277,7 +330,7 @@ def parser() -> argparse.ArgumentParser:
                    help="config field of the budgets, named by the error on a budget larger than the space")
     s.set_defaults(func=_simulate)
 
-    s = sub.add_parser("indicators", help="anytime IGD+ and final hypervolume of every run of one space and set")
+    s = sub.add_parser("indicators", description="anytime IGD+ and final hypervolume of every run of a space")
     s.add_argument("--runs", nargs="+", required=True, help="run files .../<setting>/b<budget>.parquet")
     s.add_argument("--algorithms", required=True, help="JSON: setting label -> algorithm")
     s.add_argument("--space-meta", required=True)
@@ -288,7 +341,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--final", required=True)
     s.set_defaults(func=_indicators)
 
-    s = sub.add_parser("summary", help="study-wide run, final and median-curve tables of the indicators")
+    s = sub.add_parser("summary", description="study-wide run, final and median-curve tables of the indicators")
     s.add_argument("--curves", nargs="+", required=True)
     s.add_argument("--finals", nargs="+", required=True)
     s.add_argument("--out-runs", required=True)
@@ -296,7 +349,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out-curves", required=True)
     s.set_defaults(func=_summary)
 
-    s = sub.add_parser("hyperparameters", help="hyperparameter selection (Table 6) from the grid runs")
+    s = sub.add_parser("hyperparameters", description="hyperparameter selection (Table 6) from the grid runs")
     s.add_argument("--finals", nargs="+", required=True, help="final indicator files of the grid runs")
     s.add_argument("--grids", required=True, help="JSON: the config's hyperparameters.grids")
     s.add_argument("--seed", type=int, required=True)
@@ -305,7 +358,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--md", required=True)
     s.set_defaults(func=_hyperparameters)
 
-    s = sub.add_parser("tables", help="the study's tables (indicators, Tables 2-5, significance, ablation)")
+    s = sub.add_parser("tables", description="indicator statistics, Tables 2-5, significance, ablation")
     s.add_argument("--final", required=True)
     s.add_argument("--runs", required=True)
     s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
@@ -316,37 +369,37 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--names", nargs="+", required=True)
     s.set_defaults(func=_tables)
 
-    s = sub.add_parser("summary-table", help="one strategy against RS, NSGA-II and NSGA-III per space, objective set "
-                                             "and budget (tables/summary/<setting>.csv and .md)")
+    s = sub.add_parser("summary-table", description="one strategy against RS, NSGA-II and NSGA-III, per space",
+                       epilog="Per space, objective set and budget: tables/summary/<setting>.csv and .md.")
     s.add_argument("--final", required=True, help="the study's results/summary/final.parquet")
     _summarised_setting_args(s)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.set_defaults(func=_summary_table)
 
-    s = sub.add_parser("figure-summary", help="one strategy's improvement over RS next to the baselines', per space "
-                                              "and budget, on one page")
-    s.add_argument("--table", required=True, help="the strategy's summary table (summary-table's CSV)")
-    _summarised_setting_args(s)
-    s.add_argument("--objective-sets", default="", help="JSON: objective set -> objectives (the groups' order)")
-    s.add_argument("--pdf", required=True, help="output PDF")
-    s.add_argument("--png", required=True, help="output PNG (200 dpi)")
-    s.set_defaults(func=_summary_figure)
-
-    s = sub.add_parser("check-config", help="check config files as the workflow does; errors name file, line "
-                                             "(YAML syntax) or field")
+    s = sub.add_parser("check-config", description="check config files as the workflow does",
+                       epilog="Errors name the file, and the line (YAML syntax) or the field.")
     s.add_argument("config", nargs="+", help="config file(s), e.g. config/test.yaml")
     s.add_argument("--merged", action="store_true",
                    help="check the files merged in order, as `snakemake --configfile A B` merges them (a later "
                         "file's mappings update an earlier one's key by key), e.g. a study and an overlay")
     s.set_defaults(func=_check_config)
 
-    s = sub.add_parser("algorithms", help="print the algorithm registry (options, descriptions, defaults), or the "
-                                          "named algorithms: registered names, .py paths or dotted import paths")
+    s = sub.add_parser("algorithms", description="print the algorithm registry, or the named algorithms",
+                       epilog="Options, descriptions, defaults. Names are registered names, .py paths or dotted "
+                              "import paths.")
     s.add_argument("names", nargs="*", help="algorithms to describe (default: every registered one)")
     s.set_defaults(func=_algorithms)
 
-    s = sub.add_parser("spaces-table", help="tables/spaces.csv and .md")
+    s = sub.add_parser("fastpath", description="the fast path's pinned library functions, and whether they match",
+                       epilog="Lists every library function analysis/fastpath replicates (and those the study relies "
+                              "on) with ok or CHANGED against the installed libraries; exit 1 if any changed. "
+                              "TSB_STOCK=1 runs the stock libraries (docs/upstream.md).")
+    s.add_argument("--diff", action="store_true",
+                   help="show each changed function's difference from its pinned release (pip download if needed)")
+    s.set_defaults(func=_fastpath)
+
+    s = sub.add_parser("spaces-table", description="tables/spaces.csv and .md: one row per search space")
     s.add_argument("--meta", nargs="+", required=True)
     s.add_argument("--fronts", nargs="+", required=True)
     s.add_argument("--csv", required=True)
@@ -359,20 +412,21 @@ def parser() -> argparse.ArgumentParser:
                         "evaluation's time is spent on)")
     s.set_defaults(func=_spaces_table)
 
-    s = sub.add_parser("refdirs", help="compute and ship NSGA-III reference directions (data/refdirs)")
+    s = sub.add_parser("refdirs", description="compute and ship NSGA-III reference directions (data/refdirs)")
     s.add_argument("--objectives", type=int, nargs="+", required=True, help="objective counts (>= 2)")
     s.add_argument("--points", type=int, nargs="+", required=True, help="point counts (population sizes)")
     s.add_argument("--replace", action="store_true", help="recompute pairs already shipped")
     s.set_defaults(func=_refdirs)
 
-    s = sub.add_parser("ca-budget", help="constraint-aware study: the methodology's time budget of one space")
+    s = sub.add_parser("ca-budget", description="constraint-aware study: the methodology's time budget of a space")
     _space_args(s)
     s.add_argument("--threshold", default="null", help="JSON {tau, error, beta} or null (tune on time)")
     s.add_argument("--settings", default="{}", help="JSON methodology settings (cutoff_percentile, ...)")
     s.add_argument("--out", required=True)
     s.set_defaults(func=_ca_budget)
 
-    s = sub.add_parser("ca-run", help="constraint-aware study: all runs of one strategy (aware or not) on one space")
+    s = sub.add_parser("ca-run", description="constraint-aware study: all runs of one strategy on one space",
+                       epilog="The strategy with or without constraint awareness (--aware).")
     _space_args(s)
     s.add_argument("--threshold", default="null", help="JSON {tau, error, beta} or null (tune on time)")
     s.add_argument("--name", required=True, help="strategy name, e.g. ga_aware")
@@ -387,7 +441,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", default="", help="the space's budget from ca-budget (default: computed here)")
     s.set_defaults(func=_ca_run)
 
-    s = sub.add_parser("ca-score", help="constraint-aware study: methodology scores of every strategy on one space")
+    s = sub.add_parser("ca-score", description="constraint-aware study: methodology scores of every strategy",
+                       epilog="Of one space.")
     _space_args(s)
     s.add_argument("--threshold", default="null")
     s.add_argument("--group", default="null", help="JSON: the space's group in the tables (config spaces[].group), "
@@ -400,7 +455,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--curves", required=True)
     s.set_defaults(func=_ca_score)
 
-    s = sub.add_parser("ca-tables", help="constraint-aware study: score and gain tables over all spaces")
+    s = sub.add_parser("ca-tables", description="constraint-aware study: score and gain tables over all spaces")
     s.add_argument("--scores", nargs="+", required=True)
     s.add_argument("--curves", nargs="+", required=True)
     s.add_argument("--out-dir", required=True)
@@ -412,8 +467,8 @@ def parser() -> argparse.ArgumentParser:
                         "aggregate (flagged in column `excluded`)")
     s.set_defaults(func=_ca_tables)
 
-    s = sub.add_parser("verify-space", help="rerun one space's comparison from data/ and compare it with the "
-                       "published rows (exit 1 on any difference)")
+    s = sub.add_parser("verify-space", description="rerun one space's comparison from data/, compare with tables/",
+                       epilog="Exit 1 on any difference from the published rows.")
     s.add_argument("--space", required=True, help="device/kernel, e.g. amd-epyc-vm/lavamd")
     s.add_argument("--config", default="config/config.yaml", help="the config whose comparison is rerun")
     s.add_argument("--tables", default="tables",
@@ -425,8 +480,8 @@ def parser() -> argparse.ArgumentParser:
                         "speedup_to_rs_spaces rows are compared")
     s.set_defaults(func=_verify_space)
 
-    s = sub.add_parser("export-space", help="write one space of a config as a Kernel Tuner cache or a T4 file, "
-                       "parameters in the kernel's order (docs/running.md)")
+    s = sub.add_parser("export-space", description="write one space as a Kernel Tuner cache or a T4 file",
+                       epilog="One space of a config, parameters in the kernel's order (docs/running.md).")
     s.add_argument("--space", required=True, help="device/kernel, e.g. amd-epyc-vm/lavamd")
     s.add_argument("--format", required=True, choices=["kernel-tuner", "t4"],
                    help="kernel-tuner: a cache for tune_kernel(simulation_mode=True, cache=FILE) (name it .json); "
@@ -436,7 +491,8 @@ def parser() -> argparse.ArgumentParser:
                    "definition, objectives, compile times; default: the repository's config/config.yaml)")
     s.set_defaults(func=_export_space)
 
-    s = sub.add_parser("readme-results", help="render the results in README.md and docs/results.md from tables/*.csv")
+    s = sub.add_parser("readme-results", description="render the results in README.md and docs/results.md",
+                       epilog="From tables/*.csv.")
     s.add_argument("--tables", default="tables")
     s.add_argument("--config", default="config/config.yaml", help="its objective_sets name the multi-objective sets")
     s.add_argument("--readme", default="README.md",
@@ -450,11 +506,22 @@ def parser() -> argparse.ArgumentParser:
 
     add_sweep_commands(sub)
     add_figure_commands(sub)
-    return p
+    p.epilog = command_listing(sub.choices)
+    return p, dict(sub.choices)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser with one sub-command per library entry point; `--help` lists them by stage."""
+    return _build()[0]
+
+
+def commands() -> dict[str, argparse.ArgumentParser]:
+    """The parser's sub-parsers by command name."""
+    return _build()[1]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; bad input ends with its message and exit status 2 (a check that fails, 1)."""
+    """Run one command; bad input ends with its one-line message and exit status 2 (a check that fails, 1)."""
     args = parser().parse_args(argv)
     logs.configure(args.log)
     logging.getLogger("fontTools").setLevel(logging.WARNING)  # its PDF font subsetting logs every glyph at INFO

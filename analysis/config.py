@@ -20,7 +20,7 @@ SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 FULL_STUDY = ROOT / "config" / "config.yaml"
 # Folders of the repository that hold the published study (and its committed inputs).
 PUBLISHED = ("tables", "figures", "data")
-# Row sets of the constraint-aware gains table that are no space group (analysis.constraint_aware's ALL_GROUP
+# Row sets of the constraint-aware gains table that are no space group (analysis.tables.constraint_aware's ALL_GROUP
 # and GPU_GROUP; not imported from there, which would load pandas wherever a config is read).
 RESERVED_GROUPS = ("all", "GPU")
 
@@ -564,7 +564,7 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
     for name, entry, i in candidates:
         if entry is None:
             if sweep_objectives is None:
-                from analysis.sweep.run import OBJECTIVE_FIELDS
+                from analysis.sweep.merge import OBJECTIVE_FIELDS
 
                 sweep_objectives = set(OBJECTIVE_FIELDS.values())
             have, origin = sweep_objectives, "a sweep's objectives"
@@ -615,7 +615,7 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
 def _check_sweeps(config: dict[str, Any], source: str) -> None:
     """Sweeps name existing kernels, valid slices, and no (target, device, kernel) or space twice."""
     from analysis.errors import InputError
-    from analysis.sweep.run import resolve_tune_params
+    from analysis.sweep.configs import resolve_tune_params
     from analysis.sweep.spec import list_kernels, load_spec
 
     seen: set[tuple[str, str, str]] = set()
@@ -644,10 +644,24 @@ def _check_sweeps(config: dict[str, Any], source: str) -> None:
 
 def sweep_space(sweep: dict[str, Any], folder: str) -> dict[str, Any]:
     """The space entry of a sweep whose merged output lies in `folder` (paths relative to the working directory)."""
-    from analysis.sweep.run import OBJECTIVE_FIELDS
+    from analysis.sweep.merge import OBJECTIVE_FIELDS
 
     entry = {"kernel": sweep["kernel"], "device": sweep["device"], "source": f"{folder}/cache.json.gz",
              "format": "kt_cache", "definition": f"{folder}/definition.yaml", "objectives": dict(OBJECTIVE_FIELDS)}
     _fill_defaults(entry, load_schema()["properties"]["spaces"]["items"])
     entry["from_sweep"] = True
     return entry
+
+
+def check_config_files(paths: Sequence[str | Path], merged: bool = False) -> list[str]:
+    """Check config files as the workflow does (`check-config`): each alone, or (`merged`) as Snakemake merges
+    them, the later overriding the earlier. Returns what was found valid (the files, or their merged label);
+    raises ConfigError naming the file and field otherwise."""
+    if merged:
+        check_workflow_config(merge_files(paths), paths, ROOT)
+        return [config_label(paths)]
+    for path in paths:
+        loaded = load(path)
+        check_files(loaded, ROOT, path)
+        check_space_objectives(loaded, ROOT, path)
+    return [str(p) for p in paths]

@@ -34,7 +34,9 @@ sys.path.insert(0, str(REPO))
 from analysis.spaces.compile_cost import compile_costs  # noqa: E402
 from analysis.sweep import cachefile, harness  # noqa: E402
 from analysis.sweep import compile_cost as measuring  # noqa: E402
-from analysis.sweep.run import config_key, cpu_model, measure_configs  # noqa: E402
+from analysis.sweep.configs import config_key  # noqa: E402
+from analysis.sweep.provenance import cpu_model  # noqa: E402
+from analysis.sweep.shard import measure_configs  # noqa: E402
 
 
 def published(data: Path, kernel: str) -> dict:

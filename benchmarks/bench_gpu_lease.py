@@ -159,7 +159,7 @@ def metrics_comparison(kernel: str = "blackscholes") -> dict:
 def main(argv=None) -> int:
     from analysis.sweep import cuda_modules as cm
     from analysis.sweep import gpu_lease
-    from analysis.sweep.run import cpu_model
+    from analysis.sweep.provenance import cpu_model
     from analysis.sweep.spec import list_kernels
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

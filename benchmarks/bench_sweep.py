@@ -39,11 +39,11 @@ DEFAULT_KERNELS = ["kmeans", "convolution2d", "mriq"]
 
 CHILD = """
 import json, sys, time, logging
-from analysis.sweep import run
+from analysis.sweep.shard import sweep_shard
 kernel, cache, iterations, tune_params, mode = sys.argv[1:6]
 kw = {} if mode == "baseline" else {"compile_mode": mode}
 start = time.perf_counter()
-run.sweep_shard(kernel, "cpu", "cpu", cache, iterations=int(iterations), tune_params=json.loads(tune_params), **kw)
+sweep_shard(kernel, "cpu", "cpu", cache, iterations=int(iterations), tune_params=json.loads(tune_params), **kw)
 print(json.dumps({"seconds": time.perf_counter() - start}))
 """
 
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
-    from analysis.sweep.run import cpu_model
+    from analysis.sweep.provenance import cpu_model
 
     emit(f"# bench_sweep.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     emit(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cpu_model()}, {os.cpu_count()} cores; "

@@ -1,5 +1,5 @@
-"""Shared fixtures: a temporary folder and one local run of the tiny config. Shared helpers (paths, hand-made
-Kernel Tuner caches, the tiny space) are plain functions in `helpers.py`."""
+"""Shared fixtures: a temporary folder and one local run of the tiny config (its tests are marked slow).
+Shared helpers (paths, hand-made Kernel Tuner caches, the tiny space) are plain functions in `helpers.py`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,14 @@ import pytest
 from helpers import REPO
 
 HUB = REPO / "data" / "benchmark_hub"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that uses the tiny run (directly or through another fixture) is slow: the first one runs the
+    whole tiny DAG."""
+    for item in items:
+        if "tiny_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

@@ -326,9 +326,11 @@ def diff(pin: Pin) -> str:
 
 
 def report(show_diff: bool = False) -> tuple[str, bool]:
-    """The pin table as text (group, upstream, replica, ok/CHANGED), with diffs if asked; and whether all match."""
+    """The pin table as text (group, upstream, replica, ok or CHANGED with the installed source's sha256), with
+    diffs if asked; and whether all match."""
     bad = set(mismatches())
     rows = [f"{pin.group:<12} {'CHANGED' if pin in bad else 'ok':<8} {pin.upstream}  ->  {pin.replica}"
+            + (f"\n{'':<21} installed sha256 {sha256_of(installed_source(pin))}" if pin in bad else "")
             for pin in ALL_PINS]
     versions = ", ".join(f"{p} {v} (installed {installed_version(p)})" for p, v in PINNED.items())
     text = f"pinned releases: {versions}\n" + "\n".join(rows) + "\n"

@@ -1,1 +1,2 @@
-"""The `hyperparams` stage (workflow/rules/hyperparams.smk): the hyperparameter grid of STUDY §3 and its selection."""
+"""The `hyperparams` stage (workflow/rules/hyperparams.smk): the hyperparameter grid and its selection
+(docs/study.md, "Hyperparameter selection")."""

@@ -1,4 +1,5 @@
-"""Hyperparameter grid of STUDY §3 (seed 000 §5.2, Table 1 -> Table 6): expansion and selection.
+"""Hyperparameter grid (seed 000 §5.2, Table 1 -> Table 6): expansion and selection (docs/study.md,
+"Hyperparameter selection").
 
 Each grid (e.g. NSGA-II on O3) expands to one algorithm setting per combination of its
 option values, run on the training spaces. Selection, per grid and budget:
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,8 @@ import pandas as pd
 
 from analysis.errors import InputError
 from analysis.io import write_csv, write_text
+from analysis.markdown import to_markdown
 from analysis.simulate import derive_seed
-from analysis.spaces.table import to_markdown
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ def pick_middle(front: pd.DataFrame, coin_seed: int) -> tuple[int, str]:
 def select(final: pd.DataFrame, settings: Mapping[str, Mapping[str, Any]], seed: int
            ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(grid table with y1, y2, on_front, picked per setting and budget; Table 6: the picks)."""
-    import moocore  # here, not at the top: the simulate jobs that only read picked options skip its ~0.12 s
+    import moocore  # here, not at the top: the simulate jobs that only read picked options skip its import
 
     final = final[final["setting"].isin(list(settings))]
     if final.empty:
@@ -147,3 +148,17 @@ def run(final: pd.DataFrame, grids: Mapping[str, Mapping[str, Any]], seed: int, 
     for _, row in picks.iterrows():
         log.info("grid %s, budget %d: picked %s of a %d-setting front (%s)", row["grid"], row["budget"],
                  row["setting"], row["front_size"], row["coin"])
+
+
+def options_per_budget(options: dict[str, Any], budgets: Sequence[int], table_csv: str | Path | None,
+                       grid: str | None) -> list[dict[str, Any]]:
+    """The options of a setting at each budget: as given, or (with `grid`) updated by the options the grid's
+    selection picked at that budget (`picked_options`)."""
+    if not grid:
+        return [options for _ in budgets]
+    per_budget = []
+    for budget in budgets:
+        picked = {**options, **picked_options(table_csv, grid, budget)}
+        log.info("options of grid %s picked for budget %d: %s", grid, budget, picked)
+        per_budget.append(picked)
+    return per_budget

@@ -6,6 +6,7 @@ evaluations is the set of valid points among the first k, so each reference poin
 smallest d+ only ever decreases as evaluations arrive: the whole curve k = 1..n is one
 running minimum per reference point, which is what `igd_plus_curve` keeps. It equals
 moocore's `igd_plus` at every prefix (tests/indicators/test_indicators.py checks it at 1e-12).
+Registered as `igd_plus` in `analysis.indicators.registry` (an anytime indicator).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""The `indicators` stage: anytime IGD+ and final hypervolume of every run in one run file.
+"""The `indicators` stage: the indicators of `analysis.indicators.registry` (anytime IGD+, final hypervolume)
+of every run in one run file.
 
 Objectives are normalised with the true front Z of the run's objective set:
 (y - ideal) / (nadir - ideal), signs flipped for higher-is-better objectives, and a range
-of 1 where nadir equals ideal (STUDY §1). The anytime curve is indexed by k, the number
+of 1 where nadir equals ideal (docs/study.md, "Objectives and fronts"). The anytime curve is indexed by k, the number
 of distinct configurations evaluated (the budget's unit): the value at k covers every
 evaluation up to and including the k-th distinct one. A configuration that failed, or
 whose value is NaN or infinite in any objective of the set, yields no point. A run that
@@ -19,18 +20,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import moocore
 import numpy as np
 import pandas as pd
 
 from analysis.errors import InputError
-from analysis.indicators.igd import igd_plus_curve
+from analysis.indicators.registry import INDICATORS
 from analysis.io import write_parquet
 from analysis.spaces.pareto import Front
 
 log = logging.getLogger(__name__)
-
-HV_REFERENCE = 1.1  # in every normalised objective
 
 
 @dataclass(frozen=True)
@@ -96,25 +94,30 @@ def _objective_columns(runs: pd.DataFrame, front: NormalisedFront) -> list[str]:
 
 def _run_curve(values: np.ndarray, valid: np.ndarray, times: np.ndarray, front: NormalisedFront,
                budget: int) -> tuple[dict[str, np.ndarray], dict]:
-    """Curve columns (k, evaluated, igd_plus, eval_time_ms) and final values of one run, from the objective
-    values, validity and simulated clock of its first visits in step order."""
+    """Curve columns (k, evaluated, each anytime indicator, eval_time_ms) and final values (evaluations,
+    valid_evaluations, each indicator, eval_time_ms) of one run, from the objective values, validity and
+    simulated clock of its first visits in step order. Indicators come in the order of `INDICATORS`."""
     usable = valid & np.isfinite(values).all(axis=1)
     points = np.where(usable[:, None], front.normalise(values), np.nan)
     n = min(len(points), budget)
     points, usable = points[:n], usable[:n]
-    curve = igd_plus_curve(points, front.points) if n else np.empty(0)
     times = times[:n]
     k = np.arange(1, budget + 1)
-    evaluated = np.minimum(k, n)
-    pad = lambda a: np.concatenate([a, np.full(budget - n, a[-1] if n else np.inf)])  # noqa: E731
-    columns = {"k": k, "evaluated": evaluated, "igd_plus": pad(curve),
-               "eval_time_ms": pad(times) if n else np.full(budget, np.nan)}
-    valid_points = points[usable]
-    hv = float(moocore.hypervolume(valid_points, ref=np.full(len(front.objectives), HV_REFERENCE))) \
-        if len(valid_points) else 0.0
-    final = {"evaluations": int(n), "valid_evaluations": int(usable.sum()),
-             "igd_plus": float(columns["igd_plus"][-1]), "hv": hv,
-             "eval_time_ms": float(columns["eval_time_ms"][-1])}
+
+    def pad(a: np.ndarray, empty: float) -> np.ndarray:
+        """`a` (n values) to the budget: its last value repeated, or `empty` throughout when n is 0."""
+        return np.concatenate([a, np.full(budget - n, a[-1] if n else empty)])
+
+    columns = {"k": k, "evaluated": np.minimum(k, n)}
+    final = {"evaluations": int(n), "valid_evaluations": int(usable.sum())}
+    for name, indicator in INDICATORS.items():
+        if indicator.anytime:
+            columns[name] = pad(indicator.function(points, front.points) if n else np.empty(0), indicator.empty)
+            final[name] = float(columns[name][-1])
+        else:
+            final[name] = float(indicator.function(points, front.points))
+    columns["eval_time_ms"] = pad(times, np.nan)
+    final["eval_time_ms"] = float(columns["eval_time_ms"][-1])
     return columns, final
 
 
@@ -178,8 +181,8 @@ def run(run_files: Sequence[str | Path], algorithms: Mapping[str, str], space_me
                 frame.insert(i, col, value)
         curves.append(curve)
         finals.append(final)
-        log.info("%s: %d runs against |Z| = %d; final IGD+ median %.6g, HV median %.6g", path, len(final),
-                 len(front.points), final["igd_plus"].median(), final["hv"].median())
+        log.info("%s: %d runs against |Z| = %d; final medians: %s", path, len(final), len(front.points),
+                 ", ".join(f"{name} {final[name].median():.6g}" for name in INDICATORS))
     write_parquet(pd.concat(curves, ignore_index=True), out_curve)
     write_parquet(pd.concat(finals, ignore_index=True), out_final)
 

@@ -4,7 +4,8 @@
 each budget); `registry` names the algorithms and checks their options (a new algorithm goes there, or
 in a file of its own: docs/your-tuner.md); `kt_space.KernelTunerSpace` is a space as Kernel Tuner sees
 it (tune_params, restrictions, cache); `reference` runs the same through plain `tune_kernel`, to check
-the engine against. The engine's exact, faster equivalents of library code are in `analysis.fastpath`.
+the engine against; `constraint_aware` runs the constraint-aware study's strategies to the methodology's
+budget. The engine's exact, faster equivalents of library code are in `analysis.fastpath`.
 
 The names below are imported on first use, so that importing one submodule stays light.
 """

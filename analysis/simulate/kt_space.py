@@ -115,7 +115,7 @@ class KernelTunerSpace:
 def load_cache_file(path: str | Path) -> dict:
     """Parse a Kernel Tuner cache file, gzip-compressed or not, tolerating an unclosed file.
 
-    What `json.loads` of the file's text gives, in about half the time: orjson parses it (the same
+    What `json.loads` of the file's text gives, only faster: orjson parses it (the same
     values and types, floats correctly rounded, the last of repeated keys kept), except where it
     would differ or refuse: integers beyond 64 bits (which orjson turns into floats; any run of 19
     or more digits sends the file to json) and the NaN and Infinity that Kernel Tuner's json.dump

@@ -116,7 +116,7 @@ def add(pairs: list[tuple[int, int]], path: str | Path = REFDIRS_FILE, replace: 
 
     from analysis.io import write_text
     from analysis.manifest import update
-    from analysis.sweep.run import cpu_model
+    from analysis.sweep.provenance import cpu_model
 
     p = Path(path)
     doc = json.loads(p.read_text()) if p.exists() else {"directions": {}}

@@ -136,7 +136,7 @@ def _kt_attr(module: str, name: str) -> Any:
 # the names each strategy's code looks up (anything else fails there or, for GA, is a KeyError).
 class _LazyTable(Mapping):
     """An options table built on first use: the NSGA tables read Kernel Tuner's pymoo strategy, and importing
-    pymoo (about 0.25 s) is wasted on every run of a single-objective strategy."""
+    pymoo would slow down every run of a single-objective strategy, which never uses it."""
 
     def __init__(self, build: Callable[[], dict[str, Option]]) -> None:
         self._build = build

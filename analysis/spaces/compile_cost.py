@@ -234,3 +234,14 @@ def table(meta_paths: Sequence[str | Path]) -> Any:
             "alone_over_sweep_2threads": ratio.get("threads=2", {}).get("median"),
         })
     return pd.DataFrame(rows, columns=list(TABLE_DOCS))
+
+
+def write_table(meta_paths: Sequence[str | Path], csv: str | Path, md: str | Path) -> Any:
+    """`table` written as tables/compile_cost.csv and its Markdown page (atomically)."""
+    from analysis.io import write_csv, write_text
+    from analysis.markdown import to_markdown
+
+    df = table(meta_paths)
+    write_csv(df, csv)
+    write_text(to_markdown(df, "Compile cost of host-CPU configurations, compiled alone", TABLE_DOCS), md)
+    return df

@@ -23,7 +23,7 @@ FORMATS = ("kt_cache", "t4")
 # T4 `times` fields -> the suite's evaluation-time columns.
 T4_TIMES = {"compilation": "compile_time_ms", "validation": "verification_time_ms", "benchmark": "benchmark_time_ms"}
 T4_INVALIDITY = {"correct": STATUS_OK, "compile": "compile", "runtime": "runtime", "constraints": None}
-# Study objectives whose unit forbids negative values (STUDY §1): all of them.
+# Study objectives whose unit forbids negative values (docs/study.md, "Objectives and fronts"): all of them.
 NONNEGATIVE_OBJECTIVES = frozenset(OBJECTIVES)
 TIME_UNITS_TO_MS = {"milliseconds": 1.0, "ms": 1.0, "seconds": 1000.0, "s": 1000.0, "microseconds": 1e-3}
 
@@ -112,9 +112,10 @@ def _number(value: Any, path: Path, key: str, fld: str) -> float:
 
 
 def _objective_value(value: Any, path: Path, key: str, fld: str, name: str) -> float:
-    """A measured objective value (STUDY §1): NaN and infinities are kept (then excluded from the
-    objective sets and counted); a negative value of a study objective (time, memory, error
-    metrics, energy: none can be negative) is an error naming the file, the entry and the field."""
+    """A measured objective value (docs/study.md, "Objectives and fronts"): NaN and infinities are kept
+    (then excluded from the objective sets and counted); a negative value of a study objective (time,
+    memory, error metrics, energy: none can be negative) is an error naming the file, the entry and the
+    field."""
     v = _number(value, path, key, fld)
     if name in NONNEGATIVE_OBJECTIVES and math.isfinite(v) and v < 0:
         o = OBJECTIVES[name]

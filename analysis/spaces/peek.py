@@ -1,13 +1,12 @@
 """The objectives of a space's source file, read from its head: cheap enough for every config check.
 
 `check-config` (and so every Snakemake start) checks that each space has the objectives of the
-sets it runs on. Loading a whole source to learn its fields costs about 0.1 s per cached space
-(2.6 s for the 35 spaces of config/config.yaml on the 2-CPU AMD EPYC development VM, 25 November
-2026, against 9 ms for their heads), so this module reads a source only up to its
-first measured configuration: the fields of a Kernel Tuner cache entry, or the measurement
-names of a T4 result. The importer takes by default every field named like a study objective
-in any measured configuration and requires each of them in every measured configuration, so
-the first measured one names them all for any source that imports.
+sets it runs on. Loading a whole source to learn its fields costs time that grows with the space,
+at every start and for every space, so this module reads a source only up to its first measured
+configuration: the fields of a Kernel Tuner cache entry, or the measurement names of a T4 result.
+The importer takes by default every field named like a study objective in any measured
+configuration and requires each of them in every measured configuration, so the first measured
+one names them all for any source that imports.
 
 Anything unexpected (unreadable file, truncated gzip, another layout) gives None: the check is
 then left to the import job, whose error names the file and the field.

@@ -131,8 +131,14 @@ def spaces_table(meta_paths: Sequence[str | Path], front_paths: Sequence[str | P
     return pd.DataFrame(rows)
 
 
-def to_markdown(df: pd.DataFrame, title: str, docs: dict[str, str]) -> str:
-    """A Markdown rendering of a table with its column documentation."""
-    lines = [f"# {title}", "", df.to_markdown(index=False, floatfmt=".4g"), "", "Columns:", ""]
-    lines += [f"- `{k}`: {v}" for k, v in docs.items()]
-    return "\n".join(lines) + "\n"
+def write_table(meta_paths: Sequence[str | Path], front_paths: Sequence[str | Path], largest_budget: int,
+                excluded: Mapping[str, str] | None, space_parquets: Sequence[str | Path] | None,
+                csv: str | Path, md: str | Path) -> pd.DataFrame:
+    """`spaces_table` written as tables/spaces.csv and its Markdown page (atomically)."""
+    from analysis.io import write_csv, write_text
+    from analysis.markdown import to_markdown
+
+    df = spaces_table(meta_paths, front_paths, largest_budget, excluded, space_parquets)
+    write_csv(df, csv)
+    write_text(to_markdown(df, "Search spaces", COLUMN_DOCS), md)
+    return df

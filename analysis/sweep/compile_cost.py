@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from analysis.sweep import cachefile, harness, progress
-from analysis.sweep.run import config_key, measure_configs, read_disjoint_caches
+from analysis.sweep.configs import config_key
+from analysis.sweep.merge import read_disjoint_caches
+from analysis.sweep.shard import measure_configs
 from analysis.sweep.spec import KERNELS_DIR, KernelSpec
 
 log = logging.getLogger(__name__)
@@ -154,7 +156,8 @@ def publish(kernel: str, caches: Sequence[str | Path], out: str | Path, provenan
     from analysis import manifest
     from analysis.errors import InputError
     from analysis.io import atomic_path, write_json
-    from analysis.sweep.run import _cmd_first_line, cpu_model
+    from analysis.sweep.provenance import command_first_line as _cmd_first_line
+    from analysis.sweep.provenance import cpu_model
 
     spec = harness.load_spec(kernel)
     names = list(spec.tune_params(TARGET))

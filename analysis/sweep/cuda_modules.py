@@ -3,8 +3,9 @@
 Kernel Tuner's CUDA backends compile every configuration on its own, inside the process that
 measures, from the kernel string Kernel Tuner writes for it: `#define` lines for the grid and
 block sizes and every tunable parameter, `#define kernel_tuner 1`, `#line 1`, then kernel.cu.
-About 0.3-0.6 s of nvcc per configuration (mostly parsing cuda_fp16.h and cuda_bf16.h), one
-configuration at a time, while the GPU waits.
+Each nvcc run parses the same headers again (mostly cuda_fp16.h and cuda_bf16.h), one
+configuration at a time, while the GPU waits (nvcc seconds alone and grouped:
+benchmarks/reports/bench_gpu_lease.json).
 
 Here the configurations of one precision combination are split into chunks of at most
 `chunk` optimisation variants, and each chunk becomes one CUDA translation unit (this
@@ -44,20 +45,24 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import hashlib
+import json
+import logging
 import multiprocessing
 import os
 import shutil
 import struct
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from analysis.sweep import harness, variants
 from analysis.sweep.spec import KernelSpec, SpecError
 
+log = logging.getLogger(__name__)
 DEFAULT_CHUNK = 16  # variants per module: small enough that the first modules come quickly
 
 
@@ -81,10 +86,10 @@ def nvcc_version(nvcc: str | None = None) -> str | None:
 
 
 def compiler_options(spec: KernelSpec) -> list[str]:
-    """Kernel Tuner's compiler options of the sweep's cuda target (analysis.sweep.run's)."""
-    from analysis.sweep import run
+    """Kernel Tuner's compiler options of the sweep's cuda target (analysis.sweep.kt_setup.cuda_options)."""
+    from analysis.sweep.kt_setup import cuda_options
 
-    return list(run._cuda_options(spec)["compiler_options"])
+    return list(cuda_options(spec)["compiler_options"])
 
 
 def block_size_names(spec: KernelSpec, tune_params: Mapping[str, list]) -> list[str]:
@@ -509,3 +514,20 @@ def compile_space(kernel: str, size_name: str, folder: str | Path, arch: str, *,
     return {"kernel": kernel, "arch": arch, "configurations": len(configs), "modules": len(chunks),
             "chunk": chunk, "jobs": builder.jobs, "wall_s": wall, "generate_s": generate_s, "nvcc_s": nvcc_s,
             "configurations_per_s": len(configs) / wall if wall > 0 else float("nan"), "failed": failed}
+
+
+def compile_spaces(kernels: Sequence[str], size_name: str, out: str | Path, arch: str, *, chunk: int = DEFAULT_CHUNK,
+                   jobs: int | None = None, limit: int | None = None, stream: TextIO | None = None) -> int:
+    """`gpu-lease --compile-only`: compile each kernel's space into `out`/<kernel>, in the order given.
+
+    Writes each kernel's `compile_space` summary as one JSON line to `stream` (default stdout). Stops
+    at the first kernel with a module that failed to compile (logged) and returns 1; else 0.
+    """
+    stream = stream or sys.stdout
+    for kernel in kernels:
+        summary = compile_space(kernel, size_name, f"{out}/{kernel}", arch, chunk=chunk, jobs=jobs, limit=limit)
+        print(json.dumps(summary), file=stream, flush=True)
+        if summary["failed"]:
+            log.error("%s: %d module(s) failed to compile", kernel, len(summary["failed"]))
+            return 1
+    return 0

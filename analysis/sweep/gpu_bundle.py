@@ -12,8 +12,8 @@ bundle holds:
   at the version this project pins (pyproject.toml) or has installed, found by following every
   wheel's Requires-Dist (markers evaluated for the target) from ROOTS. Left out: what the GPU
   machine has (PRESENT) and what the lease never imports (EXCLUDED, each with the reason; Kernel
-  Tuner imports them only in other strategies or for multi-objective results): about 90 MB of
-  SciPy, scikit-learn and pymoo with its plotting stack.
+  Tuner imports them only in other strategies or for multi-objective results): SciPy,
+  scikit-learn and pymoo with its plotting stack, the bulk of the wheels otherwise.
 * `project.tar.gz`: the project's files the lease reads (analysis/, workflow/kernels/, the
   benchmark report the plan quotes, pyproject.toml), unpacked to `src/` by the installer.
 * `install.sh`: `pip install --no-index --no-deps --target site wheels/*.whl` (or, without pip,
@@ -260,7 +260,7 @@ modules = ["kernel_tuner", "kernel_tuner.interface", "kernel_tuner.core", "kerne
            "kernel_tuner.observers.nvml", "kernel_tuner.strategies.brute_force", "kernel_tuner.runners.sequential",
            "kernel_tuner.searchspace", "kernel_tuner.accuracy", "pynvml", "yaml", "ml_dtypes", "pandas",
            "analysis.cli", "analysis.sweep.gpu_lease", "analysis.sweep.cuda_modules", "analysis.sweep.device_metrics",
-           "analysis.sweep.run"]
+           "analysis.sweep.shard", "analysis.sweep.merge"]
 for m in modules:
     importlib.import_module(m)
 import kernel_tuner

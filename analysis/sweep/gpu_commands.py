@@ -1,12 +1,14 @@
-"""Sub-commands of `python -m analysis.cli` for GPU leases: gpu-lease, gpu-lease-merge, gpu-bundle, gpu-plan-doc."""
+"""Sub-commands of `python -m analysis.cli` for GPU leases: gpu-lease, gpu-lease-merge, gpu-bundle, gpu-plan-doc.
+
+Each handler parses its arguments and makes one call into analysis.sweep (gpu-lease: one per mode).
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 
-from analysis.errors import InputError
+from analysis.errors import ArgumentError
 
 log = logging.getLogger("analysis.cli")
 
@@ -15,35 +17,20 @@ def _lease(a: argparse.Namespace) -> int:
     from analysis.sweep import cuda_modules, gpu_lease
 
     if a.plan:
-        resumed = gpu_lease.resume(a.resume, size_name=a.size, gpu=a.gpu, kernels=a.kernels or None)
-        for note in resumed.refused:
-            log.warning("resume: left out %s", note)
-        plans = gpu_lease.plan(a.kernels or None, resumed, rates=gpu_lease.measured_rates(resumed.provenance),
-                               compile=gpu_lease.compile_rates(), visit_minutes=a.visit_minutes, reserve_s=a.reserve_s)
-        print(gpu_lease.format_plan(plans))
-        print(f"\nvisits of {a.visit_minutes:g} usable minutes less {a.reserve_s:g} s for packing; a rate 'assumed' "
-              "is no measurement (see docs/kernels.md, GPU sweeps in short leases)")
+        print(gpu_lease.plan_report(a.kernels or None, a.resume, size_name=a.size, gpu=a.gpu,
+                                    visit_minutes=a.visit_minutes, reserve_s=a.reserve_s))
         return 0
     if a.compile_only:
         if not a.kernels or not a.out:
-            raise InputError(None, "--compile-only needs --kernels and --out", field="--compile-only")
-        for kernel in a.kernels:
-            summary = cuda_modules.compile_space(kernel, a.size, f"{a.out}/{kernel}", a.arch, chunk=a.chunk,
-                                                 jobs=a.jobs, limit=a.max_configs)
-            print(json.dumps(summary))
-            if summary["failed"]:
-                log.error("%s: %d module(s) failed to compile", kernel, len(summary["failed"]))
-                return 1
-        return 0
+            raise ArgumentError("--compile-only", "needs --kernels and --out")
+        return cuda_modules.compile_spaces(a.kernels, a.size, a.out, a.arch, chunk=a.chunk, jobs=a.jobs,
+                                           limit=a.max_configs)
     if a.deadline_min is None or not a.out:
-        raise InputError(None, "a lease needs --deadline-min and --out (or --plan, or --compile-only)",
-                         field="--deadline-min")
-    prov = gpu_lease.lease(a.out, a.deadline_min, kernels=a.kernels or None, resume_paths=a.resume, work=a.work,
-                           size_name=a.size, iterations=a.iterations, chunk=a.chunk, jobs=a.jobs, batch_min=a.batch,
-                           energy_window=a.energy_window, reserve_s=a.reserve_s, max_configs=a.max_configs)
-    print(json.dumps({"stop": prov["visit"]["stop"], "written": prov["written"],
-                      "kernels": {k: {f: r.get(f) for f in ("measured_now", "done_after", "configurations", "complete")}
-                                  for k, r in prov["kernels"].items()}}, indent=1))
+        raise ArgumentError("--deadline-min", "a lease needs --deadline-min and --out (or --plan, or --compile-only)")
+    print(gpu_lease.visit_summary(gpu_lease.lease(
+        a.out, a.deadline_min, kernels=a.kernels or None, resume_paths=a.resume, work=a.work, size_name=a.size,
+        iterations=a.iterations, chunk=a.chunk, jobs=a.jobs, batch_min=a.batch, energy_window=a.energy_window,
+        reserve_s=a.reserve_s, max_configs=a.max_configs)))
     return 0
 
 
@@ -76,8 +63,9 @@ DEFAULTS = {"size": "gpu", "chunk": 16, "batch": 256, "energy_window": 0.01, "re
 def add_commands(sub) -> None:
     """Register the GPU lease sub-commands on the CLI's sub-parser set."""
     d = DEFAULTS
-    s = sub.add_parser("gpu-lease", help="sweep the kernels' CUDA spaces on a lent GPU until a deadline, smallest "
-                                         "space first, resuming earlier visits (or --plan, --compile-only)")
+    s = sub.add_parser("gpu-lease", description="sweep the kernels' CUDA spaces on a lent GPU until a deadline",
+                       epilog="Smallest space first, resuming earlier visits; --plan prints the plan, --compile-only "
+                              "compiles the spaces without a GPU (docs/kernels.md, GPU sweeps in short leases).")
     s.add_argument("--deadline-min", type=float, default=None, help="minutes from the start until everything, "
                    "packing included, must be done")
     s.add_argument("--out", default=None, help="folder of the visit's pack files (at most 8, 16 MiB each)")
@@ -106,22 +94,24 @@ def add_commands(sub) -> None:
     s.add_argument("--arch", default="sm_90", help="--compile-only: the GPU architecture")
     s.set_defaults(func=_lease)
 
-    s = sub.add_parser("gpu-lease-merge", help="join every visit's lease packs of one GPU into merged caches "
-                                               "(complete spaces) or partial caches")
+    s = sub.add_parser("gpu-lease-merge", description="join every visit's lease packs of one GPU into caches",
+                       epilog="A complete space becomes a merged cache, definition and provenance; an incomplete "
+                              "one a partial cache.")
     s.add_argument("--packs", nargs="+", required=True)
     s.add_argument("--out", required=True)
     s.add_argument("--gpu", default=None)
     s.add_argument("--size", default=d["size"])
     s.set_defaults(func=_merge)
 
-    s = sub.add_parser("gpu-bundle", help="build what the GPU machine needs and lacks (wheels, the project, an "
-                                          "offline install script), under 64 MiB")
+    s = sub.add_parser("gpu-bundle", description="build what the GPU machine needs and lacks, under 64 MiB",
+                       epilog="Wheels, the project and an offline install script.")
     s.add_argument("--out", required=True)
     s.add_argument("--python-version", default="3.12")
     s.add_argument("--platform", nargs="+", default=None, help="pip platform tags (default: manylinux x86_64)")
     s.set_defaults(func=_bundle)
 
-    s = sub.add_parser("gpu-plan-doc", help="write the GPU lease plan into docs/kernels.md (generated section)")
+    s = sub.add_parser("gpu-plan-doc", description="write the GPU lease plan into docs/kernels.md",
+                       epilog="Replaces the generated section between its markers.")
     s.add_argument("--doc", default=d["doc"])
     s.add_argument("--report", default=d["report"])
     s.add_argument("--check", action="store_true", help="write nothing; exit 1 when the section differs")

@@ -16,7 +16,7 @@ completes whole spaces:
    combination's optimisation variants, each variant its own code from Kernel Tuner's own
    kernel string), alongside the measurement; the float64 references of the next kernels are
    computed in another worker meanwhile;
-3. per kernel: the correctness gate (analysis.sweep.run.reference_check on the GPU, the
+3. per kernel: the correctness gate (analysis.sweep.shard.reference_check on the GPU, the
    reference configuration against the float64 reference at the sweep's size; a kernel that
    fails it is skipped and the failure recorded); then `tune_kernel` calls (Kernel Tuner's
    brute force, CuPy backend, its own benchmarking: `iterations` timed runs with CUDA events)
@@ -32,7 +32,7 @@ completes whole spaces:
    16 MiB each (`pack`).
 
 `merge_packs` (`gpu-lease-merge`) joins every visit's packs of one GPU: a complete space into
-the merged cache, definition and provenance of analysis.sweep.run.merge; a partial one into a
+the merged cache, definition and provenance of analysis.sweep.merge.merge; a partial one into a
 cache named `<kernel>.partial.json.gz` whose provenance says how much of the space it holds.
 
 The plan (`plan`, `--plan`, and the generated section of docs/kernels.md) estimates each
@@ -405,6 +405,23 @@ def plan(kernels: Iterable[str] | None = None, resumed: Resumed | None = None, *
     return out
 
 
+def plan_report(kernels: Iterable[str] | None = None, resume_paths: Iterable[str | Path] = (), *,
+                size_name: str = SIZE, gpu: str | None = None, visit_minutes: float = VISIT_MINUTES,
+                reserve_s: float = RESERVE_S) -> str:
+    """What `gpu-lease --plan` prints: the plan of what the earlier visits' packs leave, and what it assumes.
+
+    Rates come from those packs where they measured one (`measured_rates`), else they are assumed;
+    a pack refused for another GPU is logged as a warning and left out.
+    """
+    resumed = resume(resume_paths, size_name=size_name, gpu=gpu, kernels=kernels)
+    for note in resumed.refused:
+        log.warning("resume: left out %s", note)
+    plans = plan(kernels, resumed, rates=measured_rates(resumed.provenance), compile=compile_rates(),
+                 visit_minutes=visit_minutes, reserve_s=reserve_s)
+    return (f"{format_plan(plans)}\n\nvisits of {visit_minutes:g} usable minutes less {reserve_s:g} s for packing; a "
+            "rate 'assumed' is no measurement (see docs/kernels.md, GPU sweeps in short leases)")
+
+
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f}"
 
@@ -637,7 +654,7 @@ def nvidia_smi(fields: Sequence[str] = SMI_FIELDS) -> dict[str, str | None]:
 
 
 def host_record() -> dict[str, Any]:
-    from analysis.sweep.run import cpu_model
+    from analysis.sweep.provenance import cpu_model
 
     return {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
             "os": platform.platform(), "load_average": [round(x, 2) for x in os.getloadavg()]}
@@ -858,7 +875,7 @@ class KTCupyMeasurer:
         from kernel_tuner.accuracy import Tunable
 
         from analysis.sweep import device_metrics as dm
-        from analysis.sweep.run import reference_check
+        from analysis.sweep.shard import reference_check
 
         gate = (self.gate or reference_check)(spec, "cuda", self.size_name, reference=reference)
         xp = self.xp
@@ -902,7 +919,7 @@ class KTCupyMeasurer:
         """One tune_kernel call over the batch's configurations into the (new) Kernel Tuner cache `cache`."""
         from kernel_tuner import tune_kernel
 
-        from analysis.sweep import run
+        from analysis.sweep.kt_setup import cuda_options, kernel_tuner_scratch
 
         ctx = self.ctx
         names = cache_names(spec)
@@ -922,9 +939,9 @@ class KTCupyMeasurer:
         if self.energy.get("recorded"):
             observers.append(energy_observer(self.energy_window))
             metrics["energy"] = lambda p: p.get("nvml_energy", float("nan"))
-        opts = run._cuda_options(spec)
+        opts = cuda_options(spec)
         opts["lang"] = "CUPY"
-        with cachefile.atomic_rewrites(), warnings.catch_warnings(), run.kernel_tuner_scratch(cache), \
+        with cachefile.atomic_rewrites(), warnings.catch_warnings(), kernel_tuner_scratch(cache), \
                 cuda_modules.precompiled_compilation(modules, self.backend), deadline_budget(guard):
             warnings.filterwarnings("ignore", message="Argument at position", category=UserWarning)
             tune_kernel(spec.function, str(spec.folder / "kernel.cu"), spec.problem_size(self.size_name),
@@ -990,6 +1007,15 @@ def lease(out: str | Path, deadline_min: float, *, kernels: Iterable[str] | None
     finally:
         logging.getLogger("analysis").removeHandler(log_handler)
         log_handler.close()
+
+
+def visit_summary(provenance: Mapping[str, Any]) -> str:
+    """What `gpu-lease` prints after a visit: why it stopped, the pack files written and, per kernel, the
+    configurations measured now, done after the visit and in all, and whether its space is complete (JSON)."""
+    fields = ("measured_now", "done_after", "configurations", "complete")
+    return json.dumps({"stop": provenance["visit"]["stop"], "written": provenance["written"],
+                       "kernels": {k: {f: r.get(f) for f in fields} for k, r in provenance["kernels"].items()}},
+                      indent=1)
 
 
 def _lease(out, deadline_min, kernels, resume_paths, work: Path, size_name, iterations, chunk, jobs, batch_min,
@@ -1153,12 +1179,12 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
                 size_name: str = SIZE) -> dict[str, Any]:
     """Join all visits' packs (of one GPU): per kernel a merged cache, definition and provenance in `out`.
 
-    A complete space goes through analysis.sweep.run.merge (`<kernel>.json.gz`, `.yaml`,
+    A complete space goes through analysis.sweep.merge.merge (`<kernel>.json.gz`, `.yaml`,
     `.provenance.json`); a partial one is written as `<kernel>.partial.json.gz` with a provenance
     saying how many of its configurations it holds.
     """
     from analysis.io import write_json
-    from analysis.sweep import run
+    from analysis.sweep.merge import merge
 
     res = resume(paths, size_name=size_name, gpu=gpu)
     gpus = {(p.get("gpu") or {}).get("name") for p in res.provenance}
@@ -1184,7 +1210,7 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
             if set(valid) <= set(entries):
                 shard = Path(tmp) / f"{kernel}.json"
                 shard.write_text(json.dumps(closed_cache(header, entries)))
-                run.merge(kernel, "cuda", size_name, [shard], out / f"{kernel}.json.gz", out / f"{kernel}.yaml",
+                merge(kernel, "cuda", size_name, [shard], out / f"{kernel}.json.gz", out / f"{kernel}.yaml",
                           out / f"{kernel}.provenance.json", shard_provenance=visits)
                 summary[kernel] = {"complete": True, "configurations": len(valid)}
             else:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from analysis import markdown
 from analysis.sweep.spec import KERNELS_DIR, list_kernels, load_spec
-from analysis.tables import readme as results
 
 BEGIN = "<!-- kernel-sizes:begin -->"
 END = "<!-- kernel-sizes:end -->"
@@ -76,7 +76,7 @@ def main(readme: str | Path = README, check: bool = False) -> int:
     """Write the table into `readme` (or, with `check`, exit 1 when it differs)."""
     readme = Path(readme)
     text = readme.read_text()
-    new = results.splice(text, render(rows()), str(readme), BEGIN, END, "kernel-size")
+    new = markdown.splice(text, render(rows()), str(readme), BEGIN, END, "kernel-size")
     if new == text:
         print(f"{readme}: up to date")
         return 0

@@ -199,6 +199,11 @@ def list_kernels() -> list[str]:
     return sorted(p.parent.name for p in KERNELS_DIR.glob("*/spec.yaml"))
 
 
+def kernels_with_target(target: str) -> list[str]:
+    """Names of every kernel whose spec defines `target` (cpu or cuda), sorted."""
+    return [k for k in list_kernels() if target in load_spec(k).targets]
+
+
 def load_spec(kernel: str | Path) -> KernelSpec:
     """Read and validate a kernel's spec.yaml (by kernel name or by path to the file)."""
     path = Path(kernel) if str(kernel).endswith((".yaml", ".yml")) else kernel_dir(str(kernel)) / "spec.yaml"

@@ -1,7 +1,7 @@
 """Compile once per precision combination: a host-CPU sweep's optimisation variants in one library.
 
-Kernel Tuner's C backend compiles every configuration on its own (g++ -O3, about 0.3-0.9 s on
-these machines), which made compiling 90 % of a host-CPU sweep. The configurations of one
+Kernel Tuner's C backend compiles every configuration on its own (g++ -O3), so compiling, not
+measuring, dominates a host-CPU sweep (benchmarks/reports/bench_sweep.md). The configurations of one
 precision combination differ only in their optimisation parameters (threads, tile sizes,
 unrolling, ...), so this module writes one translation unit per precision combination that
 holds each of those variants as its own copy of kernel.cpp, compiled with that variant's
@@ -77,8 +77,8 @@ def timed_wrapper(spec: KernelSpec, entry: str, callee: str) -> list[str]:
 
     Kernel Tuner 1.5.0's C backend always takes the function's return value as the time (it
     sets restype to float), so the port stays `void` and this wrapper times one call with
-    clock_gettime(CLOCK_MONOTONIC) from <time.h> (what std::chrono::steady_clock reads on Linux;
-    parsing <chrono> was about 0.2 s of every compile).
+    clock_gettime(CLOCK_MONOTONIC) from <time.h> (what std::chrono::steady_clock reads on Linux),
+    so that no compile parses <chrono>, a large header.
     """
     from analysis.sweep.precision import ctype_name
 

@@ -17,7 +17,7 @@ import pandas as pd
 from analysis.names import display_name
 
 # tables as published before a release that moved them: docs/history/<commit>/
-HISTORY = Path(__file__).resolve().parents[1] / "docs" / "history"
+HISTORY = Path(__file__).resolve().parents[2] / "docs" / "history"
 # Issue 32's changes, by number
 CHANGES = {
     1: "parameter order",

@@ -14,8 +14,9 @@ Runs cut short (fewer evaluations than their budget: the proposal cap or the str
 count as `tables.improvement` and `tables.significance` count them: with the final IGD+ of their
 last evaluation, in the medians and in the tests alike. They are counted in columns of their own.
 
-Statistics are `analysis.tables.comparison`'s: `_medians`, `relative_improvement`, `significance`, `holm`
-(its A12 is `a12_lower_better`) and `cut_short`; this module only arranges them per cell.
+Statistics come from `analysis.statistics` (`relative_improvement`, `holm`) and `analysis.tables.comparison`
+(`_medians`, `significance` with its Mann-Whitney U and A12, `is_cut_short`); this module only arranges them
+per cell.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.io import write_csv, write_text
-from analysis.spaces.table import to_markdown
+from analysis.markdown import to_markdown
+from analysis.statistics import holm, relative_improvement
 from analysis.tables import comparison as tables
 
 log = logging.getLogger(__name__)
@@ -87,7 +89,7 @@ def _tests(final: pd.DataFrame, setting: str, roles: Mapping[str, str]) -> pd.Da
     if not parts:
         return pd.DataFrame(columns=tables.CELL).set_index(tables.CELL)
     sig = pd.concat(parts, ignore_index=True)
-    sig["p_holm"] = sig.groupby(tables.CELL, observed=True)["p_value"].transform(lambda p: tables.holm(p.to_numpy()))
+    sig["p_holm"] = sig.groupby(tables.CELL, observed=True)["p_value"].transform(lambda p: holm(p.to_numpy()))
     wide = sig.set_index(tables.CELL + ["role"])[["p_holm", "a12"]].unstack("role")
     wide.columns = [f"{what}_{role}" for what, role in wide.columns]
     return wide
@@ -107,7 +109,7 @@ def build(final: pd.DataFrame, settings: Mapping[str, str], setting: str, alpha:
         raise ValueError(f"no cell has runs of both '{setting}' and RS ('{roles['rs']}')")
     med = med.reindex(columns=[setting, *roles.values()])
     med = med[med[setting].notna() & med[roles["rs"]].notna()]
-    counts = final.assign(short=tables.cut_short(final)).groupby(tables.CELL + ["setting"], observed=True)
+    counts = final.assign(short=tables.is_cut_short(final)).groupby(tables.CELL + ["setting"], observed=True)
     n_runs = counts.size().unstack("setting").reindex(index=med.index, columns=[setting, *roles.values()])
     short = counts["short"].sum().unstack("setting").reindex(index=med.index, columns=[setting, *roles.values()])
 
@@ -119,10 +121,10 @@ def build(final: pd.DataFrame, settings: Mapping[str, str], setting: str, alpha:
     for role, label in roles.items():
         out[f"median_{role}"] = med[label]
     rs = med[roles["rs"]].to_numpy()
-    out["improvement_pct"] = tables.relative_improvement(rs, med[setting].to_numpy()) * 100
+    out["improvement_pct"] = relative_improvement(rs, med[setting].to_numpy()) * 100
     for role, label in roles.items():
         if role != "rs":
-            out[f"improvement_{role}_pct"] = tables.relative_improvement(rs, med[label].to_numpy()) * 100
+            out[f"improvement_{role}_pct"] = relative_improvement(rs, med[label].to_numpy()) * 100
     ranks = med.rank(axis=1, method="min", ascending=True)
     out["rank"] = ranks[setting].astype(int)
     out["n_ranked"] = med.notna().sum(axis=1).astype(int)

@@ -323,7 +323,7 @@ def test_bad_group_or_exclusion_names_the_field(key, value, words):
 
 
 def test_reserved_group_names_are_the_gains_tables_row_sets():
-    from analysis.constraint_aware import ALL_GROUP, GPU_GROUP
+    from analysis.tables.constraint_aware import ALL_GROUP, GPU_GROUP
 
     assert cfg.RESERVED_GROUPS == (ALL_GROUP, GPU_GROUP)
 

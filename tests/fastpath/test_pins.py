@@ -66,6 +66,7 @@ def test_a_changed_function_is_refused_and_its_difference_shown(monkeypatch, tmp
     assert "(kernel_tuner 1.5.0)" in diff and "(installed 9.9.9)" in diff
     report, ok = pins.report(show_diff=True)
     assert not ok and "CHANGED  kernel_tuner.runners.simulation:SimulationRunner.run" in report and diff in report
+    assert f"installed sha256 {pins.sha256_of(_changed(pin))}" in report
 
 
 def test_a_mismatch_stops_a_run_only_where_the_group_is_used(monkeypatch) -> None:

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from pymoo.indicators.igd_plus import IGDPlus
 
+from analysis.indicators.hypervolume import HV_REFERENCE
 from analysis.indicators.igd import igd_plus, igd_plus_curve
-from analysis.indicators.jobs import HV_REFERENCE, NormalisedFront, indicators, load_front, run_indicators
+from analysis.indicators.jobs import NormalisedFront, indicators, load_front, run_indicators
 from analysis.spaces.fronts import compute_fronts
 from analysis.spaces.importers import import_space
 from analysis.spaces.pareto import Front, true_front

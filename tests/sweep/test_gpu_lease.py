@@ -18,10 +18,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from analysis.errors import SweepError
 from analysis.sweep import cachefile, cuda_modules, gpu_commands, gpu_lease, harness
 from analysis.sweep import device_metrics as dm
 from analysis.sweep.metrics import error_metrics
-from analysis.sweep.run import SweepError
 from helpers import REPO
 
 # ---- device metrics ---------------------------------------------------------------------------------------------

@@ -18,11 +18,16 @@ import pytest
 import yaml
 
 from analysis import config as study_config
-from analysis.errors import ConfigError, SpaceError
+from analysis.errors import ConfigError, SpaceError, SweepError
 from analysis.spaces.definition import read_definition
 from analysis.spaces.importers import import_space
-from analysis.sweep import cachefile, harness, run
+from analysis.sweep import cachefile, harness
+from analysis.sweep.configs import config_key, parse_shard, resolve_tune_params, shard_cores
+from analysis.sweep.kt_setup import scratch_dir
+from analysis.sweep.merge import OBJECTIVE_FIELDS, merge
+from analysis.sweep.observers import make_error_observer, make_nonfinite_observer
 from analysis.sweep.precision import encode
+from analysis.sweep.shard import _tunable_arguments, sweep_shard
 from helpers import REPO
 
 # 12 configurations in 2 argument-type groups (T_y double / half); every bessel cpu parameter is named
@@ -74,7 +79,7 @@ def test_repair_drops_an_interrupted_last_write(tmp_path):
 def test_killed_sweep_resumes_without_losing_or_remeasuring(tmp_path):
     cache, prov = tmp_path / "shard.json", tmp_path / "prov.json"
     spec = harness.load_spec("bessel")
-    keys = [run.config_key(c, list(SLICE)) for c in spec.valid_configs("cpu", SLICE)]
+    keys = [config_key(c, list(SLICE)) for c in spec.valid_configs("cpu", SLICE)]
     assert len(keys) == 12
     proc = subprocess.Popen(shard_cmd(cache, prov, SLICE), cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -109,19 +114,19 @@ def test_killed_sweep_resumes_without_losing_or_remeasuring(tmp_path):
 
 def test_shards_merge_to_the_unsharded_set_and_import_as_a_space(tmp_path):
     spec = harness.load_spec("bessel")
-    keys = [run.config_key(c, list(SMALL)) for c in spec.valid_configs("cpu", SMALL)]
+    keys = [config_key(c, list(SMALL)) for c in spec.valid_configs("cpu", SMALL)]
     assert len(keys) == 4
     shards, provs = [], []
     for i in range(3):
         shards.append(tmp_path / f"{i}.json")
         provs.append(tmp_path / f"{i}.prov.json")
-        run.sweep_shard("bessel", "cpu", "tiny", shards[-1], shard=(i, 3), iterations=2, tune_params=SMALL,
+        sweep_shard("bessel", "cpu", "tiny", shards[-1], shard=(i, 3), iterations=2, tune_params=SMALL,
                         provenance=provs[-1])
     assert sorted(k for s in shards for k in entry_lines(s)) == sorted(keys)
     assert [len(entry_lines(s)) for s in shards] == [1, 1, 2]
     out = tmp_path / "merged.json.gz"
     defn, prov = tmp_path / "definition.yaml", tmp_path / "provenance.json"
-    run.merge("bessel", "cpu", "tiny", shards, out, defn, prov, tune_params=SMALL, shard_provenance=provs)
+    merge("bessel", "cpu", "tiny", shards, out, defn, prov, tune_params=SMALL, shard_provenance=provs)
     doc = json.loads(gzip.decompress(out.read_bytes()))
     assert list(doc["cache"]) == keys and doc["tune_params"] == SMALL
     p = json.loads(prov.read_text())
@@ -131,25 +136,25 @@ def test_shards_merge_to_the_unsharded_set_and_import_as_a_space(tmp_path):
     definition = read_definition(defn)
     assert definition.parameters == SMALL and definition.constraints == spec.constraints("cpu")
     space = import_space(out, kernel="bessel", device="host-cpu", fmt="kt_cache", definition=defn,
-                         objectives=run.OBJECTIVE_FIELDS)
+                         objectives=OBJECTIVE_FIELDS)
     assert [o.name for o in space.objectives] == ["time", "memory", "mre", "nrmse", "nmae"]
     assert len(space.table) == 4
     # a missing or a duplicated shard is an error naming the file
-    with pytest.raises(run.SweepError, match="2 missing"):
-        run.merge("bessel", "cpu", "tiny", shards[:2], out, defn, prov, tune_params=SMALL)
-    with pytest.raises(run.SweepError, match="also in another of the files"):
-        run.merge("bessel", "cpu", "tiny", [*shards, shards[0]], out, defn, prov, tune_params=SMALL)
+    with pytest.raises(SweepError, match="2 missing"):
+        merge("bessel", "cpu", "tiny", shards[:2], out, defn, prov, tune_params=SMALL)
+    with pytest.raises(SweepError, match="also in another of the files"):
+        merge("bessel", "cpu", "tiny", [*shards, shards[0]], out, defn, prov, tune_params=SMALL)
 
 
 def test_shard_refuses_a_cache_of_another_shard(tmp_path):
     cache = tmp_path / "c.json"
-    run.sweep_shard("bessel", "cpu", "tiny", cache, shard=(0, 3), iterations=1, tune_params=SMALL)
-    with pytest.raises(run.SweepError, match="outside shard"):
-        run.sweep_shard("bessel", "cpu", "tiny", cache, shard=(1, 3), iterations=1, tune_params=SMALL)
-    with pytest.raises(run.SweepError, match="sub-list"):
-        run.resolve_tune_params(harness.load_spec("bessel"), "cpu", {"elems_per_iter": [3]})
-    with pytest.raises(run.SweepError, match="i/n"):
-        run.parse_shard("1-3")
+    sweep_shard("bessel", "cpu", "tiny", cache, shard=(0, 3), iterations=1, tune_params=SMALL)
+    with pytest.raises(SweepError, match="outside shard"):
+        sweep_shard("bessel", "cpu", "tiny", cache, shard=(1, 3), iterations=1, tune_params=SMALL)
+    with pytest.raises(SweepError, match="sub-list"):
+        resolve_tune_params(harness.load_spec("bessel"), "cpu", {"elems_per_iter": [3]})
+    with pytest.raises(SweepError, match="i/n"):
+        parse_shard("1-3")
 
 
 def test_kernel_tuner_temp_files_stay_in_the_results_tree(tmp_path, monkeypatch):
@@ -170,9 +175,9 @@ def test_kernel_tuner_temp_files_stay_in_the_results_tree(tmp_path, monkeypatch)
     monkeypatch.setattr(kt_util, "get_temp_filename", recording)
     monkeypatch.setattr(kt_compiler, "get_temp_filename", recording)
     cache = Path("../results/sweeps/shards/0-of-3.json")  # relative, as the workflow passes it
-    run.sweep_shard("bessel", "cpu", "tiny", cache, shard=(0, 3), iterations=1, tune_params=SMALL,
+    sweep_shard("bessel", "cpu", "tiny", cache, shard=(0, 3), iterations=1, tune_params=SMALL,
                     compile_mode="per-configuration")  # Kernel Tuner's own compiles write temp_* files
-    scratch = run.scratch_dir(cache)
+    scratch = scratch_dir(cache)
     assert scratch.parent == (tmp_path / "results/sweeps/shards").resolve()
     assert made and all(p.parent == scratch for p in made)  # every temp_* file was made in the scratch folder
     assert Path.cwd() == checkout and list(checkout.iterdir()) == []  # nothing left in the "checkout"
@@ -182,16 +187,16 @@ def test_kernel_tuner_temp_files_stay_in_the_results_tree(tmp_path, monkeypatch)
 
 def test_cuda_arguments_and_observer_without_a_gpu():
     spec = harness.load_spec("bessel")
-    args = run._tunable_arguments(spec, harness.make_inputs("bessel"), "tiny")
+    args = _tunable_arguments(spec, harness.make_inputs("bessel"), "tiny")
     assert args[0]["bfloat16"].dtype.name == "bfloat16" and args[0]["half"].dtype == np.float16
     assert args[2] == np.int32(2048)
     ref = harness.reference_outputs("bessel")["y"]
-    observers = {m: run.make_error_observer(None, m) for m in ("mre", "nrmse", "nmae")}
+    observers = {m: make_error_observer(None, m) for m in ("mre", "nrmse", "nmae")}
     out16 = ref.astype(np.float16)
     for m, obs in observers.items():
         obs.process_output([None, ref, None], [None, out16, None])
         assert obs.get_results()[m] == pytest.approx(harness.error_metrics(out16.astype(float), ref)[m])
-    c_obs = run.make_error_observer(["bfloat16"], "mre")
+    c_obs = make_error_observer(["bfloat16"], "mre")
     c_obs.process_output([ref], [encode(ref, "bfloat16", for_c=True)])
     assert 1e-4 < c_obs.get_results()["mre"] < 4e-3
     defines = harness.cuda_defines(spec, {"block_size_x": 128, "elems_per_thread": 4, "T_x": "half", "T_q": "half",
@@ -229,7 +234,7 @@ def test_sweep_space_entry():
     entry = study_config.sweep_space({"kernel": "bessel", "device": "host"}, "out/results/sweeps/cpu/host/bessel")
     assert entry["source"] == "out/results/sweeps/cpu/host/bessel/cache.json.gz"
     assert entry["definition"].endswith("definition.yaml") and entry["format"] == "kt_cache"
-    assert entry["objectives"] == run.OBJECTIVE_FIELDS and entry["from_sweep"]
+    assert entry["objectives"] == OBJECTIVE_FIELDS and entry["from_sweep"]
 
 
 def test_slurm_profile_names_the_executor_and_real_rules():
@@ -259,8 +264,8 @@ def test_cuda_sweep_hands_kernel_tuner_the_cuda_setup(tmp_path, monkeypatch):
     monkeypatch.setattr(kernel_tuner, "run_kernel", fake_run_kernel)
     tp = {"block_size_x": [128], "elems_per_thread": [2], "T_x": ["half"], "T_q": ["float"], "T_term": ["float"],
           "T_sum": ["float"], "T_y": ["bfloat16"]}
-    with pytest.raises(run.SweepError, match="1 configuration"):  # nothing measured: the fake ran nothing
-        run.sweep_shard("bessel", "cuda", "tiny", tmp_path / "c.json", tune_params=tp)
+    with pytest.raises(SweepError, match="1 configuration"):  # nothing measured: the fake ran nothing
+        sweep_shard("bessel", "cuda", "tiny", tmp_path / "c.json", tune_params=tp)
     (name, source, problem_size, args, params, opts), = calls
     assert name == "bessel_i0" and source.endswith("kernel.cu") and problem_size == [2048]
     assert opts["lang"] == "CUDA" and opts["grid_div_x"] == ["block_size_x", "elems_per_thread"]
@@ -286,8 +291,8 @@ def test_correctness_gate_stops_a_sweep_that_misses_the_reference(tmp_path, monk
     monkeypatch.setattr(kernel_tuner, "run_kernel", lambda name, src, ps, args, params, **o: [args[0], wrong, args[2]])
     monkeypatch.setattr(kernel_tuner, "tune_kernel", lambda *a, **k: pytest.fail("measured despite the gate"))
     cache = tmp_path / "c.json"
-    with pytest.raises(run.SweepError) as info:
-        run.sweep_shard("bessel", target, "tiny", cache, iterations=1, tune_params=SMALL if target == "cpu" else None)
+    with pytest.raises(SweepError) as info:
+        sweep_shard("bessel", target, "tiny", cache, iterations=1, tune_params=SMALL if target == "cpu" else None)
     msg = str(info.value)
     assert f"kernel bessel, target {target}, output 'y'" in msg and "tolerance 1e-12" in msg
     assert re.search(r"has (mre|nrmse|nmae) [0-9.]+e-06 against", msg) and info.value.field == "tolerance"
@@ -295,7 +300,7 @@ def test_correctness_gate_stops_a_sweep_that_misses_the_reference(tmp_path, monk
 
 
 def test_nonfinite_outputs_are_counted_and_marked_invalid_on_import(tmp_path):
-    observer = run.make_nonfinite_observer(["half"])
+    observer = make_nonfinite_observer(["half"])
     out = encode(np.array([1.0, np.inf, 2.0, np.nan]), "half", for_c=True)
     observer.process_output([np.ones(4)], [out])
     assert observer.get_results() == {"nonfinite_values": 2}
@@ -303,7 +308,7 @@ def test_nonfinite_outputs_are_counted_and_marked_invalid_on_import(tmp_path):
     rows = [{"a": 1, "time": 1.0, "mre": 0.1, "nonfinite_values": 0},
             {"a": 2, "time": 1.0, "mre": float("nan"), "nonfinite_values": 3},
             {"a": 3, "time": 2.0, "mre": 0.2}]
-    from conftest import kt_cache, write
+    from helpers import kt_cache, write
     space = import_space(write(tmp_path / "c.json", kt_cache(tp, rows)), kernel="k", device="d", fmt="kt_cache",
                          objectives={"time": "time", "mre": "mre"})
     assert space.table["status"].tolist() == ["ok", "invalid_output", "ok"]
@@ -316,7 +321,7 @@ def test_shard_logs_progress_with_rate_and_time_left(tmp_path, monkeypatch, capl
     monkeypatch.setattr(progress, "INTERVAL_S", 0.0)  # a line per configuration instead of one a minute
     cache = tmp_path / "c.json"
     with caplog.at_level(logging.INFO, logger="analysis.sweep.progress"):
-        run.sweep_shard("bessel", "cpu", "tiny", cache, iterations=1, tune_params=SMALL)
+        sweep_shard("bessel", "cpu", "tiny", cache, iterations=1, tune_params=SMALL)
     lines = [r.getMessage() for r in caplog.records if r.name == "analysis.sweep.progress"]
     assert [line.split(": ")[1].split(" ")[0] for line in lines] == ["1/4", "2/4", "3/4", "4/4"]
     assert all(re.search(r"[0-9.]+ configurations/s, about \d+ min \d\d s left$", line) for line in lines)
@@ -342,7 +347,7 @@ def test_progress_is_logged_at_least_once_a_minute(monkeypatch):
 
 def test_timing_noise_is_summarised_on_import_and_in_the_spaces_table(tmp_path):
     from analysis.spaces.table import space_row
-    from conftest import kt_cache, write
+    from helpers import kt_cache, write
 
     tp = {"a": [1, 2, 3, 4]}
     rows = [{"a": 1, "time": 2.0, "times": [1.0, 2.0, 3.0]},      # CV 0.5
@@ -367,15 +372,15 @@ def test_timing_noise_is_summarised_on_import_and_in_the_spaces_table(tmp_path):
 
 
 def test_a_shard_takes_as_many_cores_as_its_largest_threads_value():
-    assert run.shard_cores("bessel", "cpu", SLICE, (0, 1)) == 1  # the slice has threads [1]
-    assert run.shard_cores("bessel", "cpu", None, (0, 4)) == 1  # Kernel Tuner order: threads varies slowest
-    assert run.shard_cores("bessel", "cpu", None, (3, 4)) == 2
-    assert run.shard_cores("bessel", "cuda", None, (0, 4)) == 1
+    assert shard_cores("bessel", "cpu", SLICE, (0, 1)) == 1  # the slice has threads [1]
+    assert shard_cores("bessel", "cpu", None, (0, 4)) == 1  # Kernel Tuner order: threads varies slowest
+    assert shard_cores("bessel", "cpu", None, (3, 4)) == 2
+    assert shard_cores("bessel", "cuda", None, (0, 4)) == 1
 
 
 def test_a_grouped_cache_is_charged_each_configurations_own_compile_not_a_share_of_the_build(tmp_path):
     """A grouped sweep's build is shared; what a configuration costs is its compile alone (compile_times)."""
-    from conftest import kt_cache, write
+    from helpers import kt_cache, write
 
     tp = {"a": [1, 2, 3]}
     rows = [{"a": 1, "time": 1.0, "library_build_time": 600.0, "library_variants": 3},

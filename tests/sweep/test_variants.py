@@ -16,7 +16,10 @@ import numpy as np
 import pytest
 from test_sweep import SMALL
 
-from analysis.sweep import harness, metrics, run, variants
+from analysis.errors import SweepError
+from analysis.sweep import harness, metrics, variants
+from analysis.sweep.observers import OutputMemo, make_error_observer, make_nonfinite_observer
+from analysis.sweep.shard import COMPILE_MODES, sweep_shard
 from analysis.sweep.spec import SpecError
 
 KERNELS = harness.list_kernels()
@@ -82,9 +85,9 @@ def test_unknown_configuration_is_refused():
 def test_grouped_and_per_configuration_sweeps_agree(tmp_path):
     tune_params = {**SMALL, "elems_per_iter": [1, 4]}  # 4 precision combinations x 2 variants
     caches = {}
-    for mode in run.COMPILE_MODES:
+    for mode in COMPILE_MODES:
         cache = tmp_path / f"{mode}.json"
-        summary = run.sweep_shard("bessel", "cpu", "tiny", cache, iterations=2, tune_params=tune_params,
+        summary = sweep_shard("bessel", "cpu", "tiny", cache, iterations=2, tune_params=tune_params,
                                   compile_mode=mode)
         caches[mode] = json.loads(cache.read_text())["cache"]
         assert summary["compile_mode"] == mode
@@ -101,8 +104,8 @@ def test_grouped_and_per_configuration_sweeps_agree(tmp_path):
 
 
 def test_unknown_compile_mode_is_an_error(tmp_path):
-    with pytest.raises(run.SweepError, match="unknown compile mode 'fast'") as info:
-        run.sweep_shard("bessel", "cpu", "tiny", tmp_path / "c.json", tune_params=SMALL, compile_mode="fast")
+    with pytest.raises(SweepError, match="unknown compile mode 'fast'") as info:
+        sweep_shard("bessel", "cpu", "tiny", tmp_path / "c.json", tune_params=SMALL, compile_mode="fast")
     assert info.value.field == "compile_mode"
 
 
@@ -115,9 +118,9 @@ def test_error_metrics_equal_the_three_functions_and_are_computed_once():
         m = metrics.error_metrics(y, ref)
         assert json.dumps(m) == json.dumps({"mre": metrics.mre(y, ref), "nrmse": metrics.nrmse(y, ref),
                                             "nmae": metrics.nmae(y, ref)})
-    memo = run.OutputMemo(None)
-    observers = [run.make_error_observer(None, m, memo) for m in metrics.METRICS]
-    nonfinite = run.make_nonfinite_observer(None, memo)
+    memo = OutputMemo(None)
+    observers = [make_error_observer(None, m, memo) for m in metrics.METRICS]
+    nonfinite = make_nonfinite_observer(None, memo)
     outputs = [out]
     for o in (*observers, nonfinite):
         o.process_output([ref], outputs)

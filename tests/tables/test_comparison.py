@@ -7,9 +7,12 @@ import pandas as pd
 import pytest
 from scipy.stats import mannwhitneyu
 
+from analysis import config
 from analysis.hyperparams import selection as hyperparams
 from analysis.io import write_csv
+from analysis.statistics import Bootstrap
 from analysis.tables import comparison as tables
+from analysis.tables import registry
 
 GRIDS = {"nsga2": {"algorithm": "nsga2", "objective_set": "O3",
                    "options": {"popsize": [20, 40], "mutation_prob": [0.1, 0.2]}}}
@@ -87,17 +90,6 @@ def test_picked_options_round_trip_through_the_csv(tmp_path):
         hyperparams.picked_options(tmp_path / "h.csv", "nsga2", 100)
 
 
-def test_relative_improvement_when_the_baseline_median_is_zero():
-    rel = tables.relative_improvement(np.array([2.0, 0.0, 0.0, 4.0]), np.array([1.0, 0.0, 0.5, 6.0]))
-    assert rel[0] == 0.5 and rel[1] == 0.0 and np.isnan(rel[2]) and rel[3] == -0.5
-
-
-def test_holm_and_a12_by_hand():
-    assert tables.holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
-    assert tables.holm([0.5, 0.6]).tolist() == pytest.approx([1.0, 1.0])
-    assert tables.a12_lower_better(np.array([1.0, 2.0]), np.array([2.0, 3.0])) == pytest.approx(0.875)
-
-
 def _runs_and_final(curves):
     """Per-run curves {setting: [(igd per k), ...]} at one budget -> (runs, final) frames."""
     rows = []
@@ -127,7 +119,7 @@ def test_speedup_to_rs_quality_and_not_reached_rows():
     assert row.loc["nsga2", "k_star"] == 2 and row.loc["nsga2", "speedup_time_pct"] == pytest.approx(100.0)
     assert row.loc["nsga2", "speedup_evals_pct"] == pytest.approx(100.0)
     assert row.loc["nsga3", "status"] == "not reached" and np.isnan(row.loc["nsga3", "speedup_time_pct"])
-    per_kernel = tables.speedup_per_kernel(per_space, tables.Bootstrap(200, 0)).set_index("setting")
+    per_kernel = tables.speedup_per_kernel(per_space, Bootstrap(200, 0)).set_index("setting")
     assert per_kernel.loc["nsga3", "status"] == "not reached"
     assert per_kernel.loc["nsga2", "status"] == "reached in 1 of 1"
 
@@ -139,23 +131,55 @@ def test_significance_matches_scipy_and_tables_are_reproducible():
               "nsga2_unaware": [list(rng.random(4) + 0.5) for _ in range(8)]}
     runs, final = _runs_and_final(curves)
     settings = {"rs": "rs", "nsga2": "nsga2", "nsga2_unaware": "nsga2_unaware"}
-    built = tables.build(final, runs, settings, tables.Bootstrap(500, 1))
+    built = tables.build(final, runs, settings, Bootstrap(500, 1))
     sig = built["significance"][0].set_index("setting")
     a = final.loc[final["setting"] == "nsga2", "igd_plus"]
     b = final.loc[final["setting"] == "rs", "igd_plus"]
     assert sig.loc["nsga2", "p_value"] == pytest.approx(mannwhitneyu(a, b).pvalue)
     assert sig.loc["nsga2", "a12"] == 1.0  # every nsga2 run beats every rs run
     assert set(built) >= {"aware_over_unaware", "aware_over_unaware_tests"}
-    again = tables.build(final, runs, settings, tables.Bootstrap(500, 1))
+    again = tables.build(final, runs, settings, Bootstrap(500, 1))
     for name, (frame, _, _) in built.items():
         pd.testing.assert_frame_equal(frame, again[name][0])
-    assert tables.implied_tables(settings) == [n for n in built]
+    assert registry.implied_tables(settings) == [n for n in built]
+
+
+ALWAYS = ["indicators", "improvement_over_rs", "significance", "eval_time", "speedup_to_rs_spaces", "speedup_to_rs"]
+
+
+@pytest.mark.parametrize("settings, conditional", [
+    ({"rs": "rs", "nsga2": "nsga2"}, []),
+    ({"rs": "rs", "nsga2": "nsga2", "nsga3": "nsga3"}, ["nsga3_over_nsga2"]),
+    ({"rs": "rs", "a": "nsga2", "b": "nsga2", "nsga3": "nsga3"}, []),  # two NSGA-II settings: no Table 3
+    ({"rs": "rs", "nsga2": "nsga2", "nsga2_unaware": "nsga2_unaware"}, ["aware_over_unaware",
+                                                                         "aware_over_unaware_tests"]),
+    ({"rs": "rs", "nsga3_unaware": "nsga3_unaware"}, []),  # an unaware setting without its aware twin
+])
+def test_build_yields_exactly_the_tables_the_registry_implies(settings, conditional):
+    runs, final = _runs_and_final({label: [[3, 2, 1]] * 3 for label in settings})
+    built = tables.build(final, runs, settings, Bootstrap(50, 0))
+    assert list(built) == registry.implied_tables(settings) == ALWAYS + conditional
+    for name, (frame, title, docs) in built.items():
+        assert title == registry.TABLES[name].title and docs and len(frame), name
+
+
+def test_the_configs_imply_the_published_tables_and_every_table_has_a_report_caption():
+    def algorithms(path):
+        return {k: v["algorithm"] for k, v in config.load(path)["simulation"]["algorithms"].items()}
+
+    full = registry.implied_tables(algorithms(config.ROOT / "config/config.yaml"))
+    assert full == list(registry.TABLES)  # every table
+    assert {name for name in registry.TABLES if (config.ROOT / "tables" / f"{name}.csv").is_file()} == set(full)
+    tiny = registry.implied_tables(algorithms(config.ROOT / "config/test.yaml"))
+    assert tiny == [name for name in registry.TABLES if name != "nsga3_over_nsga2"]  # no NSGA-III in the tiny one
+    for table in registry.TABLES.values():
+        assert (config.ROOT / "workflow" / table.caption).is_file(), table.name
 
 
 def test_comparison_needs_one_random_search():
     runs, final = _runs_and_final({"nsga2": [[1, 1]]})
     with pytest.raises(ValueError, match="exactly one random-search"):
-        tables.build(final, runs, {"nsga2": "nsga2"}, tables.Bootstrap(100, 0))
+        tables.build(final, runs, {"nsga2": "nsga2"}, Bootstrap(100, 0))
 
 
 def test_means_are_taken_per_scope_of_objective_sets():
@@ -172,7 +196,7 @@ def test_means_are_taken_per_scope_of_objective_sets():
         frames.append((runs.assign(objective_set=objective_set), final.assign(objective_set=objective_set)))
     runs = pd.concat([r for r, _ in frames], ignore_index=True)
     final = pd.concat([f for _, f in frames], ignore_index=True)
-    built = tables.build(final, runs, {"rs": "rs", "nsga2": "nsga2"}, tables.Bootstrap(100, 0), sets)
+    built = tables.build(final, runs, {"rs": "rs", "nsga2": "nsga2"}, Bootstrap(100, 0), sets)
     table = built["improvement_over_rs"][0].set_index("scope")
     assert table.loc["O3", "thesis_mean_pct"] == pytest.approx(50.0)
     assert table.loc["time", "thesis_mean_pct"] == pytest.approx(25.0)
@@ -180,15 +204,8 @@ def test_means_are_taken_per_scope_of_objective_sets():
     assert list(built["eval_time"][0]["scope"]) == ["all", "O3", "time"]
 
 
-def test_bounded_difference_is_defined_for_every_pair():
-    d = tables.bounded_difference(np.array([0.0, 0.0, 2.0, 4.0]), np.array([0.0, 3.0, 1.0, 6.0]))
-    assert d.tolist() == pytest.approx([0.0, -1.0, 0.5, -1 / 3])
-    with pytest.raises(ValueError, match="non-negative"):
-        tables.bounded_difference(np.array([-1.0]), np.array([1.0]))
-
-
 def test_paired_summary_counts_every_pair_and_bounds_the_undefined_ones():
-    boot = tables.Bootstrap(300, 4)
+    boot = Bootstrap(300, 4)
     baseline = np.array([0.0, 0.0, 2.0, 4.0, 1.0])
     other = np.array([0.0, 0.5, 1.0, 6.0, 1.0])
     row = tables.paired_summary(baseline, other, boot)
@@ -227,7 +244,7 @@ def test_table_3_counts_the_pairs_where_the_baseline_found_the_whole_front():
         "d2": {"rs": [[3, 2]] * 3, "nsga2": [[1, 0.4]] * 3, "nsga3": [[1, 0.2]] * 3, "nsga2_unaware": [[3, 2]] * 3},
         "d3": {"rs": [[3, 2]] * 3, "nsga2": [[1, 0]] * 3, "nsga3": [[1, 0]] * 3, "nsga2_unaware": [[3, 3]] * 3},
     })
-    built = tables.build(final, runs, SETTINGS, tables.Bootstrap(200, 0))
+    built = tables.build(final, runs, SETTINGS, Bootstrap(200, 0))
     t3 = built["nsga3_over_nsga2"][0].set_index("budget").loc[2]
     # d1: NSGA-II found the front, NSGA-III did not (worse, undefined, -100 %); d2: better (+50 %); d3: equal
     assert (t3["n_pairs"], t3["n_better"], t3["n_equal"], t3["n_worse"]) == (3, 1, 1, 1)
@@ -263,7 +280,7 @@ def test_speedup_per_kernel_says_what_its_mean_covers_and_gives_a_figure_over_al
     per_space["speedup_evals_pct"] = per_space["speedup_time_pct"] / 2
     per_space["status"] = np.where(per_space["speedup_time_pct"].isna(), "not reached", "reached")
     per_space["setting"] = "nsga2"
-    table = tables.speedup_per_kernel(per_space, tables.Bootstrap(100, 0)).set_index("kernel")
+    table = tables.speedup_per_kernel(per_space, Bootstrap(100, 0)).set_index("kernel")
     assert table["n_pairs"].tolist() == [3, 4, 4, 1] and table["n_reached"].tolist() == [2, 3, 2, 0]
     assert table["fraction_reached"].tolist() == pytest.approx([2 / 3, 3 / 4, 1 / 2, 0])
     assert table.loc["a", "reached_time_mean_pct"] == pytest.approx(75.0)  # the thesis's mean: reached only
@@ -271,7 +288,6 @@ def test_speedup_per_kernel_says_what_its_mean_covers_and_gives_a_figure_over_al
     assert table.loc[["c", "d"], "all_pairs_time_median_pct"].tolist() == [-np.inf, -np.inf]
     assert table.loc["a", "all_pairs_evals_median_pct"] == pytest.approx(25.0)
     assert table.loc["d", "status"] == "not reached" and np.isnan(table.loc["d", "reached_time_mean_pct"])
-    assert tables.censored_median(np.array([1.0, nan, 3.0])) == 1.0
 
 
 def test_eval_time_compares_only_runs_that_spent_the_budget():
@@ -284,7 +300,7 @@ def test_eval_time_compares_only_runs_that_spent_the_budget():
         add(device, "rs", [(4, 400.0)] * 3)
     add("d1", "nsga2", [(2, 100.0), (2, 100.0), (4, 300.0)])  # two runs cut short by the proposal cap
     add("d2", "nsga2", [(3, 150.0)] * 3)                       # no run spent the budget
-    row = tables.eval_time(pd.DataFrame(rows), "rs", ["nsga2"], tables.Bootstrap(100, 0)).iloc[0]
+    row = tables.eval_time(pd.DataFrame(rows), "rs", ["nsga2"], Bootstrap(100, 0)).iloc[0]
     # old behaviour: medians over all runs, 75 % on d1 and 62.5 % on d2
     assert row["n_pairs"] == 1 and row["n_pairs_without_full_run"] == 1
     assert row["thesis_mean_pct"] == pytest.approx(25.0) and row["bounded_mean_pct"] == pytest.approx(25.0)

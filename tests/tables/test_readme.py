@@ -73,13 +73,6 @@ def test_the_thesis_gap_sentence_counts_the_pairs_it_leaves_out(tmp_path):
     assert "bounded mean is 4.0 % [−48.7, 55.5]" in text
 
 
-def test_censored_median_ranks_not_reached_last():
-    nan = float("nan")
-    assert results.censored_median([10.0, 20.0, nan]) == 10.0
-    assert results.censored_median([10.0, nan, nan]) == float("-inf")
-    assert results.censored_median([30.0, 10.0, 20.0]) == 20.0
-
-
 def test_gemm_gain_against_the_other_gpu_spaces_is_computed_from_the_scores(tmp_path):
     """The density paragraph: GEMM's mean gain and the other GPU spaces', from the per-space scores."""
     folder = tmp_path / "tables"
@@ -103,7 +96,7 @@ def test_gemm_gain_against_the_other_gpu_spaces_is_computed_from_the_scores(tmp_
 def _ca_tables(folder, spaces, minimum=20):
     """The constraint-aware tables of `spaces` ((space, group, budget, gain, aware and unaware runs of 10 ended by
     PSO's iteration limit)) as rule ca_tables writes them, into `folder`."""
-    from analysis.constraint_aware import tables
+    from analysis.tables.constraint_aware import tables
 
     folder.mkdir(parents=True, exist_ok=True)
     files, curves = [], []

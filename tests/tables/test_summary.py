@@ -12,6 +12,7 @@ from scipy.stats import mannwhitneyu
 from analysis import config
 from analysis.cli import main
 from analysis.figures import summary as summary_figure
+from analysis.statistics import Bootstrap, a12_lower_better, holm
 from analysis.tables import comparison as tables
 from analysis.tables import summary
 
@@ -75,7 +76,7 @@ def test_improvements_are_tables_improvement_per_space():
     the mean over the spaces is its thesis mean."""
     final = known_frame()
     out = summary.build(final, SETTINGS, "mine")
-    boot = tables.Bootstrap(resamples=10, seed=0)
+    boot = Bootstrap(resamples=10, seed=0)
     for column, setting in (("improvement_pct", "mine"), ("improvement_nsga2_pct", "nsga2"),
                             ("improvement_nsga3_pct", "nsga3")):
         for row in out.itertuples(index=False):
@@ -92,8 +93,8 @@ def test_p_values_are_holm_over_the_baselines_of_the_cell():
     part = final[(final["kernel"] == "level") & (final["budget"] == 50)]
     values = {s: part.loc[part["setting"] == s, "igd_plus"].to_numpy() for s in ("mine", "rs", "nsga2", "nsga3")}
     raw = [mannwhitneyu(values["mine"], values[b], alternative="two-sided").pvalue for b in ("rs", "nsga2", "nsga3")]
-    assert [row["p_holm_rs"], row["p_holm_nsga2"], row["p_holm_nsga3"]] == pytest.approx(list(tables.holm(raw)))
-    assert row["a12_rs"] == pytest.approx(tables.a12_lower_better(values["mine"], values["rs"]))
+    assert [row["p_holm_rs"], row["p_holm_nsga2"], row["p_holm_nsga3"]] == pytest.approx(list(holm(raw)))
+    assert row["a12_rs"] == pytest.approx(a12_lower_better(values["mine"], values["rs"]))
     assert row["p_holm_nsga2"] == pytest.approx(3 * raw[1])  # the smallest of a family of three
 
 

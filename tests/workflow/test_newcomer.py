@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from helpers import REPO, kt_cache, write
 
@@ -53,6 +54,7 @@ hyperparameters:
     return config
 
 
+@pytest.mark.slow  # a Snakemake dry run, then the DAG's own commands for one space
 def test_a_space_without_definition_imports_and_runs_through_the_dags_own_commands(tmp_path):
     """Item 1: the import job of a space without `definition:` gets no --definition, and the commands the DAG
     plans (import, then simulate) work on a cache with no constraints."""
@@ -104,6 +106,7 @@ def _targets_before_configfile(command: str) -> list[str]:
     return targets if i < len(words) else []
 
 
+@pytest.mark.slow  # a Snakemake dry run per documented command
 def test_documented_target_of_the_tiny_config_resolves(tmp_path):
     """Item 2: the README's and docs/running.md's example of a target with the tiny config is a target the tiny
     config has (its outputs are under .test-output/); taken from the documents, so a drifting example fails."""

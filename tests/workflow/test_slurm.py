@@ -34,6 +34,9 @@ import pytest
 
 from helpers import REPO
 
+# the tiny DAG again, through a Slurm cluster that the test starts
+pytestmark = pytest.mark.slow
+
 SCRIPT = REPO / ".ci/slurm-local"
 # the jobs of the tiny DAG but `all` (test_workflow.test_dry_run_tiny_config lists them), which
 # Snakemake runs itself: it has no command

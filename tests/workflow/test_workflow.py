@@ -14,6 +14,9 @@ import pytest
 
 from helpers import REPO
 
+# Snakemake on the repository's configs: dry runs of the full study, runs of the tiny one
+pytestmark = pytest.mark.slow
+
 
 def snakemake(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     """Run snakemake with this interpreter on the repository's Snakefile."""

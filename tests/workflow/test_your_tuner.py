@@ -11,8 +11,12 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from helpers import REPO
+
+# the documented commands run as written, on the tiny study
+pytestmark = pytest.mark.slow
 
 DOC = REPO / "docs" / "your-tuner.md"
 OVERLAY = "config/mine.example.yaml"

@@ -9,7 +9,7 @@ sys.path.insert(0, workflow.basedir)
 
 from analysis import config as study_config
 from analysis.hyperparams import selection as hyperparams
-from analysis.tables import comparison as study_tables
+from analysis.tables import registry as study_tables
 from analysis.tables import summary as study_summary
 from analysis.errors import ConfigError
 from analysis.simulate.registry import strategy_source
@@ -293,8 +293,8 @@ def sweep_shard_files(wildcards, kind="json"):
 
 
 def sweep_shard_cores(wildcards):
-    """Cores the shard's configurations use at once (analysis.sweep.run.shard_cores)."""
-    from analysis.sweep.run import shard_cores
+    """Cores the shard's configurations use at once (analysis.sweep.configs.shard_cores)."""
+    from analysis.sweep.configs import shard_cores
 
     s = get_sweep(wildcards)
     return shard_cores(

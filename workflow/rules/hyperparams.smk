@@ -1,4 +1,5 @@
-# Hyperparameter selection (STUDY §3): the grid's final IGD+ on the training spaces -> Table 6.
+# Hyperparameter selection (docs/study.md, "Hyperparameter selection"): the grid's final IGD+ on the
+# training spaces -> Table 6.
 
 
 rule hyperparameters:

@@ -58,7 +58,7 @@ if GRID_SETTINGS:
             setting=_choices(GRID_SETTINGS),
 
 
-# The constraint-aware study (STUDY §6): the auto-tuning methodology's time budget of one space,
+# The constraint-aware study (docs/constraint-aware.md): the auto-tuning methodology's time budget of one space,
 # computed once for all its strategies.
 rule ca_budget:
     input:

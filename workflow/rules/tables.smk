@@ -1,4 +1,4 @@
-# The study's tables (STUDY §4): indicator statistics, Tables 2-5, significance, the ablation.
+# The study's tables (docs/study.md, "Tables"): indicator statistics, Tables 2-5, significance, the ablation.
 
 
 rule study_tables:
@@ -8,7 +8,9 @@ rule study_tables:
     output:
         **{
             f"{name}_{ext}": (
-                report(path, category="Tables", caption=f"../report/tables/{name}.rst") if ext == "csv" else path
+                report(path, category="Tables", caption=f"../{study_tables.TABLES[name].caption}")
+                if ext == "csv"
+                else path
             )
             for name, pair in table_files().items()
             for ext, path in zip(("csv", "md"), pair)

@@ -112,7 +112,9 @@ def test_cpu_port_covering_sample_is_finite(kernel):
 
 
 @pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH: CUDA versions not compiled")
-@pytest.mark.parametrize("kernel", KERNELS)
+# convolution2d's covering sample, the largest, takes nvcc more than 20 s: marked slow
+@pytest.mark.parametrize("kernel", [pytest.param(k, marks=pytest.mark.slow) if k == "convolution2d" else k
+                                    for k in KERNELS])
 def test_cuda_covering_sample_compiles(kernel):
     configs = harness.covering_sample(kernel, "cuda")
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # one nvcc call per configuration

@@ -119,7 +119,9 @@ def test_space_sizes():
 
 
 @pytest.mark.parametrize("types", [DOUBLE, {"T_points": "half", "T_centers": "bfloat16", "T_dist": "float"},
-                                   {"T_points": "float", "T_centers": "half", "T_dist": "bfloat16"}])
+                                   # this one takes more than 20 s: marked slow
+                                   pytest.param({"T_points": "float", "T_centers": "half", "T_dist": "bfloat16"},
+                                                marks=pytest.mark.slow)])
 def test_optimisation_variants_give_identical_results(types):
     """Block size, loop order and unroll-and-jam leave every distance's sum (and its order) as it is: same bits."""
     spec = harness.load_spec(K)

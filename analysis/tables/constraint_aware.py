@@ -1,18 +1,10 @@
-"""The constraint-aware single-objective study (STUDY §6, seed 001 §V).
+"""The constraint-aware single-objective study, its tables (docs/constraint-aware.md; seed 001 §V).
 
-Kernel Tuner's GA, PSO, DE and Firefly run with and without constraint awareness on each space,
-time-limited by the auto-tuning methodology's budget, and are scored with its performance score
-(`analysis.indicators.methodology`, through `autotuning_methodology`). A benchmark_hub space is tuned on
-`time`; a mixed-precision space with an accuracy threshold tau on `time_decay`, the kernel time
-with seed 002's decay penalty (§V-C): a configuration whose log10 error is at least tau has its
-time multiplied by exp(beta * (log10 error - tau)). This is seed 002's penalised speedup turned
-into a time to minimise, so every strategy compares configurations exactly as it would there.
-
-Stages, one call each from the rules: `run` (all repetitions of one strategy with or without
-awareness on one space), `score` (every strategy on one space), `tables` (all spaces).
-
-Each space belongs to a group (config `spaces[].group`; by default `time` or `accuracy threshold`
-by what it is tuned on), and the gains table summarises all spaces, each group, and the GPU spaces.
+`tables` (rule ca_tables) gathers every space's scores (`analysis.indicators.constraint_aware.score`) into
+tables/constraint_aware_{runs,scores,gains}: per space and algorithm the score with and without constraint
+awareness and the gain (`gains`), and per row set of spaces and algorithm the mean gain with its bootstrap
+interval (`summary`). The row sets are all spaces, each group (config `spaces[].group`) and the GPU spaces
+(`summary_groups`).
 
 A space whose methodology budget is fewer than `constraint_aware.min_budget_evaluations` evaluations
 (the calculated random search's evaluations to the cutoff, `cutoff_fevals`) is kept out of every
@@ -22,36 +14,21 @@ stay in the tables, flagged in column `excluded` with the reason (empty where th
 
 from __future__ import annotations
 
-import logging
 import math
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from analysis.errors import InputError
-from analysis.indicators.methodology import ScoreSettings, budget_for_space, run_accepted, score_runs
-from analysis.io import write_csv, write_json, write_parquet, write_text
-from analysis.objectives import custom_objective
-from analysis.simulate import derive_seed, get_algorithm, resolve_options, simulate_run
-from analysis.simulate.jobs import max_proposals, space_data
-from analysis.spaces.space import STATUS_OK, Space
-
-if TYPE_CHECKING:  # scipy.stats, which analysis.tables.comparison imports, costs every ca-run job about 0.3 s
-    from analysis.tables.comparison import Bootstrap
-
-log = logging.getLogger(__name__)
+from analysis.io import write_csv, write_parquet, write_text
+from analysis.markdown import to_markdown
+from analysis.simulate.constraint_aware import PENALISED
+from analysis.statistics import Bootstrap
 
 # Seed 001 (Willemsen et al.), §V-B: score gained by constraint awareness over its 24 spaces.
 SEED_001_GAINS = {"genetic_algorithm": 0.801, "pso": 0.478, "diff_evo": 0.047, "firefly_algorithm": 0.245}
-PENALISED = "time_decay"
-ATTEMPTS = 20  # as the package's runner
-# Default groups of a space (config spaces[].group null): by what it is tuned on.
-TIME_GROUP, THRESHOLD_GROUP = "time", "accuracy threshold"
 # Row sets of the gains table besides the groups (analysis.config.RESERVED_GROUPS keeps spaces off these names):
 # every space, and every space tuned on time (the GPU spaces) whatever its group.
 ALL_GROUP, GPU_GROUP = "all", "GPU"
@@ -61,194 +38,6 @@ MIN_BUDGET_EVALUATIONS = 20
 # A run's stop reason when the strategy ended it itself, its own iteration limit (maxiter) spent before the
 # time budget (analysis.simulate.budget.STOP_REASONS)
 MAXITER_STOP = "strategy"
-
-
-def space_group(group: str | None, threshold: Mapping[str, Any] | None) -> str:
-    """The group of a space in the study tables: the configured one, else `accuracy threshold` for a space
-    with a threshold (tuned on time_decay) and `time` for one tuned on time."""
-    if group:
-        return group
-    return THRESHOLD_GROUP if threshold else TIME_GROUP
-
-
-def accepted_run(data: Any, algorithm: str, options: Mapping[str, Any], size: int, limits: Mapping[str, Any],
-                 max_proposals: int | None, identity: Mapping[str, Any]) -> tuple[Any, int, int]:
-    """One repetition as the package's runner makes it: tuned again (new seed) while it would be rejected.
-
-    Returns (trace, seed, attempts). After 20 rejected attempts the run is an error, as there.
-    """
-    for attempt in range(ATTEMPTS):
-        seed = derive_seed(**identity, attempt=attempt)
-        trace = simulate_run(data, algorithm, dict(options), size, seed, time_limit_ms=limits["time_limit_ms"],
-                             max_proposals=max_proposals)
-        if run_accepted(trace, limits):
-            return trace, seed, attempt + 1
-    raise RuntimeError(f"{identity}: no run in {ATTEMPTS} attempts had {limits['min_evaluations']} evaluations "
-                       f"(two valid) within the scored time range")
-
-
-def objective_values(space: Space, threshold: Mapping[str, Any] | None) -> tuple[str, np.ndarray]:
-    """The objective tuned on `space` and its value per configuration (ms).
-
-    Without a threshold it is the stored `time`; with one ({error, tau, beta}) it is `time_decay`.
-    """
-    time_ms = space.table[space.objective("time").column].to_numpy(dtype=float)
-    if not threshold:
-        return "time", time_ms
-    error = space.table[space.objective(threshold["error"]).column].to_numpy(dtype=float)
-    with np.errstate(divide="ignore"):
-        log_error = np.log10(error)
-    excess = np.maximum(log_error - float(threshold["tau"]), 0.0)
-    # at tau itself the configuration is infeasible (seed 002: feasible iff error < tau) with factor 1
-    return PENALISED, time_ms * np.exp(float(threshold["beta"]) * excess)
-
-
-def with_objective(space: Space, name: str, values: np.ndarray) -> Space:
-    """`space` with `name` as a stored objective (a copy when it is derived)."""
-    if name in space.objective_columns:
-        return space
-    table = space.table.copy()
-    table[name + "_ms"] = values
-    objectives = [*space.objectives, custom_objective(name, "ms", "min")]
-    return Space(space.kernel, space.device, dict(space.parameters), list(space.constraints), objectives, table,
-                 dict(space.meta), origin=space.origin)
-
-
-def feasible_fraction(space: Space, threshold: Mapping[str, Any] | None) -> float:
-    """Share of measured configurations whose error is below the threshold (1 without one)."""
-    measured = space.table["status"] == STATUS_OK
-    if not threshold:
-        return 1.0
-    error = space.table.loc[measured, space.objective(threshold["error"]).column].to_numpy(dtype=float)
-    with np.errstate(divide="ignore"):
-        return float(np.mean(np.log10(error) < float(threshold["tau"])))
-
-
-def space_budget(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None,
-                 settings: ScoreSettings, out: str | Path) -> None:
-    """The methodology's time budget of one space (`budget_for_space`), written once for all its strategies."""
-    space = Space.load(space_parquet, space_meta)
-    objective, values = objective_values(space, threshold)
-    limits = budget_for_space(with_objective(space, objective, values), objective, settings)
-    write_json({**limits, "objective": objective, "threshold": dict(threshold or {}), "settings": asdict(settings)},
-               out)
-
-
-def read_budget(path: str | Path, objective: str, threshold: Mapping[str, Any] | None,
-                settings: ScoreSettings) -> dict[str, Any]:
-    """The limits `space_budget` wrote to `path`, checked against the objective, threshold and settings of the run."""
-    import json
-
-    try:
-        stored = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(path, f"cannot read the space's budget: {exc}") from None
-    expected = {"objective": objective, "threshold": dict(threshold or {}), "settings": asdict(settings)}
-    for field, value in expected.items():
-        if stored.get(field) != value:
-            raise InputError(path, f"is {stored.get(field)!r}, the run has {value!r}; the budget belongs to "
-                                   "another study setting (rerun rule ca_budget)", field)
-    return {key: value for key, value in stored.items() if key not in expected}
-
-
-def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None, name: str,
-        algorithm: str, options: Mapping[str, Any], constraint_aware: bool, repetitions: int,
-        settings: ScoreSettings, proposal_cap: float, out: str | Path, budget_out: str | Path,
-        budget: str | Path | None = None) -> None:
-    """All repetitions of one strategy (with or without constraint awareness) on one space.
-
-    Each run is limited by the methodology's time budget on the simulated clock and by
-    `proposal_cap` x the space size proposals; its seed comes from its identity. A run the
-    package's runner would reject (too few evaluations in the scored time range) is made again
-    with the next seed, as there; `attempts` records how many it took. The budget is read from
-    `budget` (written by `space_budget`) or, without it, computed here.
-    """
-    space = Space.load(space_parquet, space_meta)
-    objective, values = objective_values(space, threshold)
-    space = with_objective(space, objective, values)
-    if budget is not None:
-        limits = read_budget(budget, objective, threshold, settings)
-    else:
-        limits = budget_for_space(space, objective, settings)
-    # random search draws valid configurations only and has no constraint_aware option
-    if "constraint_aware" in get_algorithm(algorithm).options:
-        options = {**options, "constraint_aware": bool(constraint_aware)}
-    elif not constraint_aware:
-        raise ValueError(f"{algorithm} only proposes valid configurations: it cannot run constraint-unaware")
-    options = resolve_options(algorithm, options)
-    data = space_data(space, [objective])
-    size = len(space.table)
-    cap = max_proposals(space, proposal_cap)
-    columns: dict[str, list] = {}
-    started = time.perf_counter()
-    for rep in range(repetitions):
-        identity = dict(space=f"{space.device}/{space.kernel}", objective=objective, threshold=threshold,
-                        algorithm=algorithm, options=options, time_limit_ms=limits["time_limit_ms"], repetition=rep)
-        trace, seed, attempts = accepted_run(data, algorithm, options, size, limits, cap, identity)
-        # an accepted run has two valid evaluations or more (run_accepted), so no block is empty and the
-        # column types are those that concatenating a frame per run gives
-        n = len(trace)
-        block = {"repetition": [rep] * n, "seed": [seed] * n, **trace.columns(), "attempts": [attempts] * n,
-                 "stop_reason": [trace.meta["stop_reason"]] * n, "stopped_early": [trace.stopped_early] * n}
-        for key, values in block.items():
-            columns.setdefault(key, []).extend(values)
-        log.info("%s run %d/%d: %d evaluations (%d distinct), %.0f of %.0f s simulated, stop: %s; %.1f s elapsed",
-                 name, rep + 1, repetitions, len(trace), trace.evaluations_spent, trace.sim_time_ms[-1] / 1e3
-                 if len(trace) else 0.0, limits["time_limit_ms"] / 1e3, trace.meta["stop_reason"],
-                 time.perf_counter() - started)
-    runs = pd.DataFrame(columns)
-    runs.attrs.update(strategy=name, algorithm=algorithm, constraint_aware=bool(constraint_aware))
-    write_parquet(runs, out)
-    write_json({**limits, "objective": objective, "threshold": dict(threshold or {}),
-                "max_proposals": cap}, budget_out)
-
-
-def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None,
-          strategies: Mapping[str, Mapping[str, Any]], run_files: Mapping[str, str | Path],
-          settings: ScoreSettings, out_scores: str | Path, out_curves: str | Path, group: str | None = None) -> None:
-    """Score every strategy's runs on one space; write per-strategy scores and curves.
-
-    `group` is the space's configured group (None: the default of `space_group`), a column of the scores.
-    """
-    space = Space.load(space_parquet, space_meta)
-    objective, values = objective_values(space, threshold)
-    space = with_objective(space, objective, values)
-    runs = {name: pd.read_parquet(path) for name, path in run_files.items()}
-    label = f"{space.device}/{space.kernel}"
-    seed = derive_seed(space=label, objective=objective, purpose="methodology score")
-    result, limits = score_runs(space, objective, runs, settings, seed)
-    counts = space.meta.get("counts", {})
-    density = counts.get("constrained", len(space.table)) / counts.get("cartesian", len(space.table))
-    group = space_group(group, threshold)
-    rows, curves = [], []
-    span = result["time_range_s"]
-    fraction = np.linspace(0.0, 1.0, len(span))  # the time range is a linspace: the same grid on every space
-    for name, scored in result["strategies"].items():
-        spec = strategies[name]
-        frame = runs[name]
-        per_run = frame.groupby("repetition").agg(stopped=("stopped_early", "first"), reason=("stop_reason", "first"),
-                                                  distinct=("first_visit", "sum"), attempts=("attempts", "first"))
-        rows.append({
-            "space": label, "kernel": space.kernel, "device": space.device, "objective": objective,
-            "threshold": threshold.get("tau") if threshold else math.nan,
-            "feasible_fraction": feasible_fraction(space, threshold), "density": density,
-            "strategy": name, "algorithm": spec["algorithm"], "constraint_aware": bool(spec["constraint_aware"]),
-            "score": scored["score"], "real_fraction": scored["real_fraction"], "runs": len(per_run),
-            "stopped_early": int(per_run["stopped"].sum()),
-            "stop_reasons": ";".join(f"{k}:{v}" for k, v in sorted(per_run["reason"].value_counts().items())),
-            "mean_distinct_evaluations": float(per_run["distinct"].mean()),
-            "rejected_attempts": int(per_run["attempts"].sum() - len(per_run)),
-            "time_limit_s": limits["time_limit_ms"] / 1e3, "cutoff_fevals": limits["fevals_end"],
-            "group": group,
-        })
-        curves.append(pd.DataFrame({
-            "space": label, "algorithm": spec["algorithm"], "constraint_aware": bool(spec["constraint_aware"]),
-            "time_fraction": fraction, "time_s": span, "score": scored["curve"],
-            "score_lower": scored["lower"], "score_upper": scored["upper"],
-        }))
-    write_parquet(pd.DataFrame(rows), out_scores)
-    write_parquet(pd.concat(curves, ignore_index=True), out_curves)
-    log.info("%s: %s", label, {r["strategy"]: round(r["score"], 3) for r in rows})
 
 
 def stop_count(reasons: Any, reason: str) -> int:
@@ -449,15 +238,11 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
     A space whose budget is fewer than `min_budget_evaluations` evaluations is flagged in column `excluded`
     of the runs and scores tables (and of the curves) and counts in no row of the gains table.
     """
-    from analysis.spaces.table import to_markdown
-
     out_dir = Path(out_dir)
     scores = pd.concat([_read_scores(f) for f in score_files], ignore_index=True)
     per_space = gains(scores, min_budget_evaluations)
     per_space["group"] = per_space["space"].map(scores.groupby("space")["group"].first())
     excluded = per_space.drop_duplicates("space").set_index("space")["excluded"]
-    from analysis.tables.comparison import Bootstrap
-
     summary_frame = summary(per_space, Bootstrap(resamples=resamples, seed=seed))
     scores = scores.sort_values(["space", "algorithm", "constraint_aware"], ignore_index=True)
     scores["excluded"] = scores["space"].map(excluded)
