@@ -23,7 +23,7 @@ run and restores it. Every replicated function is pinned by the sha256 of its so
 (`pins.PINS`); a group whose pins do not match the installed library is refused at first use
 with the difference (`python -m analysis.cli fastpath --diff`). The library internals the study's
 own code relies on (tune_kernel's set-up, pymoo_minimize.tune's pieces, one private method of
-autotuning_methodology) are pinned too (`pins.HARNESS_PINS`) and checked at the first run set-up.
+autotuning_methodology) are pinned too (`pins.HARNESS_PINS`), checked where they are relied on.
 
 `TSB_STOCK=1` in the environment turns the fast path off: the suite then runs the stock
 libraries (only the study's own semantics remain: seeding, the simulated clock, the
@@ -42,9 +42,6 @@ from analysis.errors import InputError
 GROUPS = ("runner", "snapping", "neighbours", "searchspace", "lhs", "diff_evo", "mating", "duplicates",
           "population", "portable", "scoring")
 ENV = "TSB_STOCK"
-
-_checked: set[str] = set()
-
 
 def stock_groups() -> frozenset[str]:
     """The groups `TSB_STOCK` turns off: none (unset, empty or 0), all (1), or a comma-separated list."""
@@ -68,9 +65,7 @@ def enabled(group: str) -> bool:
         raise ValueError(f"unknown fast-path group {group!r}")
     if group in stock_groups():
         return False
-    if group not in _checked:
-        from analysis.fastpath.pins import check_group
+    from analysis.fastpath.pins import check_once
 
-        check_group(group)
-        _checked.add(group)
+    check_once(group)
     return True

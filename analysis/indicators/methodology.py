@@ -248,6 +248,9 @@ def calculated_baseline(stats: Any, kind: str = "package") -> Any:
         raise ValueError(f"unknown baseline {kind!r}; valid: {', '.join(BASELINES)}")
     if kind == "package":
         return RandomSearchCalculatedBaseline(stats)
+    from analysis.fastpath.pins import check_once
+
+    check_once("baseline")  # the package's method overridden below is the pinned one
 
     class ExpectedRankBaseline(RandomSearchCalculatedBaseline):
         """The package's calculated baseline with the expected rank turned into a 0-based index."""

@@ -36,18 +36,6 @@ def fresh_searchspace(space: KernelTunerSpace) -> Searchspace:
     return Searchspace(space.tune_params, space.restrictions, MAX_THREADS)
 
 
-_harness_checked: list[bool] = []
-
-
-def _check_harness() -> None:
-    """Once per process: the Kernel Tuner internals this set-up follows are the pinned ones (fastpath.pins)."""
-    if not _harness_checked:
-        from analysis.fastpath.pins import HARNESS, check_group
-
-        check_group(HARNESS)
-        _harness_checked.append(True)
-
-
 @dataclass
 class RunSetup:
     """What a Kernel Tuner strategy's `tune(searchspace, runner, tuning_options)` needs."""
@@ -80,7 +68,9 @@ def build_setup(
     `budget` caps distinct evaluations; `time_limit_ms` additionally caps the simulated evaluation
     time and `max_proposals` the proposals, repeats included (see `analysis.simulate.budget`).
     """
-    _check_harness()
+    from analysis.fastpath.pins import check_once
+
+    check_once("setup")  # the Kernel Tuner internals this set-up follows are the pinned ones
     strategy_options = {**strategy_options, "max_fevals": budget}
     kernel_options = _options(_kernel_options, {"kernel_name": KERNEL_NAME, "kernel_source": ""})
     device_options = _options(_device_options, {"device": 0, "platform": 0, "quiet": True})

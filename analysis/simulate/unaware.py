@@ -116,6 +116,9 @@ def build_algorithm(algo_name: str, pop_size: int, crossover_name: str, crossove
 
 def tune(searchspace, runner, tuning_options):
     """Kernel Tuner strategy interface: run constraint-unaware NSGA-II or NSGA-III."""
+    from analysis.fastpath.pins import check_once
+
+    check_once("unaware")  # the pieces of pymoo_minimize.tune composed here are the pinned ones
     algo_name = tuning_options.strategy.lower()
     pop_size, crossover_name, crossover_prob, mutation_prob, mutation_eta, ref_dirs = get_options(
         tuning_options.strategy_options, _OPTIONS, unsupported=["x0"]

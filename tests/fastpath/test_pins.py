@@ -17,7 +17,7 @@ from helpers import REPO
 
 @pytest.mark.parametrize("pin", pins.ALL_PINS, ids=[p.upstream for p in pins.ALL_PINS])
 def test_the_installed_library_is_the_pinned_one(pin) -> None:
-    assert pin.group in (*fastpath.GROUPS, pins.HARNESS)
+    assert pin.group in (*fastpath.GROUPS, *pins.HARNESS_GROUPS)
     assert pins.sha256_of(pins.installed_source(pin)) == pin.sha256, (
         f"{pin.upstream} changed: see `python -m analysis.cli fastpath --diff`, mend {pin.replica}, update its pin")
     assert pins.replica_object(pin) is not None
@@ -76,7 +76,7 @@ def test_a_mismatch_stops_a_run_only_where_the_group_is_used(monkeypatch) -> Non
     pin = next(p for p in pins.PINS if p.group == "diff_evo")
     monkeypatch.setattr(pins, "installed_source", lambda p: _changed(p) if p == pin else inspect.getsource(
         pins.upstream_object(p)))
-    monkeypatch.setattr(fastpath, "_checked", set())
+    monkeypatch.setattr(pins, "_checked", set())
     simulate_run(tiny_space(1), "rs", {}, 10, 1)
     with pytest.raises(pins.PinMismatch, match="diff_evo"):
         simulate_run(tiny_space(1), "diff_evo", {}, 10, 1)
@@ -85,15 +85,31 @@ def test_a_mismatch_stops_a_run_only_where_the_group_is_used(monkeypatch) -> Non
 
 
 def test_the_harness_pins_are_checked_and_cannot_be_switched_off(monkeypatch) -> None:
-    from analysis.simulate import setup
-
     pin = pins.HARNESS_PINS[0]
     monkeypatch.setattr(pins, "installed_source", lambda p: _changed(p) if p == pin else inspect.getsource(
         pins.upstream_object(p)))
-    monkeypatch.setattr(setup, "_harness_checked", [])
+    monkeypatch.setattr(pins, "_checked", set())
     monkeypatch.setenv(fastpath.ENV, "1")
     with pytest.raises(pins.PinMismatch, match=r"(?s)relies on library internals.*tune_kernel.*cannot avoid"):
         from analysis.simulate import simulate_run
         from helpers import tiny_space
 
         simulate_run(tiny_space(1), "rs", {}, 10, 1)
+
+
+def test_a_run_checks_its_pins_without_importing_the_scoring_package() -> None:
+    """The pin checks of a simulate job import nothing the job itself does not (autotuning_methodology is a slow
+    import, and only the constraint-aware scores need it)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, warnings; warnings.simplefilter('ignore')\n"
+            "from helpers import tiny_space\n"
+            "from analysis.simulate import simulate_run\n"
+            "for name in ('rs', 'nsga2', 'nsga3_unaware', 'diff_evo'):\n"
+            "    simulate_run(tiny_space(2 if name != 'rs' and name != 'diff_evo' else 1), name, {}, 10, 1)\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('autotuning_methodology', 'sklearn'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO / "tests",
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
