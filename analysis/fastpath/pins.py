@@ -14,16 +14,10 @@ downloaded once with pip into a cache folder (`TSB_UPSTREAM_CACHE`, default ~/.c
 
 from __future__ import annotations
 
-import ast
-import difflib
 import hashlib
 import importlib
-import importlib.metadata
 import inspect
 import os
-import subprocess
-import sys
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,6 +238,8 @@ def installed_source(pin: Pin) -> str:
 
 
 def installed_version(package: str) -> str:
+    import importlib.metadata  # imported here: a run checks its pins without it
+
     return importlib.metadata.version(package)
 
 
@@ -284,6 +280,8 @@ def check_once(group: str) -> None:
 
 def _source_in_file(text: str, qualname: str) -> str:
     """The source of `qualname` (with its decorators, as inspect.getsource gives it) in a module's text."""
+    import ast
+
     tree = ast.parse(text)
     body: list[ast.stmt] = tree.body
     node: ast.AST | None = None
@@ -303,6 +301,9 @@ def _source_in_file(text: str, qualname: str) -> str:
 
 
 def _wheel(package: str, version: str) -> Path:
+    import subprocess
+    import sys
+
     cache = Path(os.environ.get("TSB_UPSTREAM_CACHE", Path.home() / ".cache" / "tsb-upstream"))
     cache.mkdir(parents=True, exist_ok=True)
     stem = package.replace("-", "_").lower()
@@ -316,6 +317,8 @@ def _wheel(package: str, version: str) -> Path:
 
 def pinned_source(pin: Pin) -> str:
     """The upstream function's source in the pinned release."""
+    import zipfile
+
     version = PINNED[pin.package]
     module, qualname = pin.upstream.split(":")
     if installed_version(pin.package) == version:
@@ -330,6 +333,8 @@ def pinned_source(pin: Pin) -> str:
 
 def diff(pin: Pin) -> str:
     """A unified diff from the pinned release's source of `pin.upstream` to the installed one."""
+    import difflib
+
     version = PINNED[pin.package]
     return "".join(difflib.unified_diff(
         pinned_source(pin).splitlines(keepends=True), installed_source(pin).splitlines(keepends=True),
