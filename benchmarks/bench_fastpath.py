@@ -3,7 +3,8 @@
 For each space and algorithm, runs the same seeds (a) fully stock (TSB_STOCK=1), (b) stock plus one
 proposal that would help every Kernel Tuner user (the speed-ups docs/upstream.md offers upstream),
 and (c) with the whole fast path; the traces must be identical in every variant. Runs are
-interleaved variant by variant so that drifting load hits all alike. Prints, per algorithm, the mean
+interleaved variant by variant (each repetition starting at another variant) so that drifting load
+and order effects hit all alike. Prints, per algorithm, the mean
 time per run and its ratio to the stock run measured in this same process, and writes them to
 --csv (docs/upstream.md quotes them).
 
@@ -100,7 +101,10 @@ def bench(kernel: str, reps: int, budget: int) -> list[dict]:
             seed = derive_seed(space=f"{kernel}/{DEVICE}", algorithm=algorithm, options=options, budget=budget,
                                repetition=rep)
             traces = {}
-            for name, make in variants.items():
+            names = list(variants)
+            shift = max(rep, 0) % len(names)  # each repetition starts at another variant: no variant always first
+            for name in names[shift:] + names[:shift]:
+                make = variants[name]
                 if name != "fast path":  # a proposal for Kernel Tuner helps within one tune_kernel call only
                     space.neighbour_memo().clear()
                 with make():
