@@ -83,9 +83,10 @@ def _hyperparameters(a: argparse.Namespace) -> None:
 
 
 def _tables(a: argparse.Namespace) -> None:
+    from analysis.statistics import Bootstrap
     from analysis.tables import comparison as tables
 
-    boot = tables.Bootstrap(resamples=a.bootstrap_resamples, seed=a.bootstrap_seed)
+    boot = Bootstrap(resamples=a.bootstrap_resamples, seed=a.bootstrap_seed)
     tables.run(a.final, a.runs, _json(a, "settings"), boot, a.out_dir, a.names, _json(a, "objective_sets"))
 
 

@@ -43,6 +43,7 @@ GROUPS = ("runner", "snapping", "neighbours", "searchspace", "lhs", "diff_evo", 
           "population", "portable", "scoring")
 ENV = "TSB_STOCK"
 
+
 def stock_groups() -> frozenset[str]:
     """The groups `TSB_STOCK` turns off: none (unset, empty or 0), all (1), or a comma-separated list."""
     value = os.environ.get(ENV, "").strip()

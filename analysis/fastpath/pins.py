@@ -251,21 +251,22 @@ def mismatches(pins: tuple[Pin, ...] = ALL_PINS) -> list[Pin]:
 def check_group(group: str) -> None:
     """Raise PinMismatch if any function `group` replicates differs from the pinned release."""
     bad = mismatches(tuple(pin for pin in ALL_PINS if pin.group == group))
-    if bad and group in HARNESS_GROUPS:
-        lines = [f"  {pin.upstream} (pinned {pin.package} {PINNED[pin.package]}, installed "
-                 f"{installed_version(pin.package)}), relied on by {pin.replica}" for pin in bad]
-        raise PinMismatch(
-            "the study's own code relies on library internals that have changed:\n" + "\n".join(lines)
-            + "\nTSB_STOCK cannot avoid these: see `python -m analysis.cli fastpath --diff`, check the code that "
-            "relies on them, and update the pins in analysis/fastpath/pins.py.")
-    if bad:
-        lines = [f"  {pin.upstream} (pinned {pin.package} {PINNED[pin.package]}, installed "
-                 f"{installed_version(pin.package)}), replicated by {pin.replica}" for pin in bad]
-        raise PinMismatch(
-            f"the fast path's group {group!r} replicates library code that has changed:\n" + "\n".join(lines)
-            + "\nRun with TSB_STOCK=1 (or TSB_STOCK=" + group + ") to use the library as installed, see the "
-            "difference with `python -m analysis.cli fastpath --diff`, mend the replica and update its pin "
-            "in analysis/fastpath/pins.py.")
+    if not bad:
+        return
+    harness = group in HARNESS_GROUPS
+    lines = [f"  {pin.upstream} (pinned {pin.package} {PINNED[pin.package]}, installed "
+             f"{installed_version(pin.package)}), {'relied on' if harness else 'replicated'} by {pin.replica}"
+             for pin in bad]
+    if harness:
+        head = "the study's own code relies on library internals that have changed:"
+        advice = ("TSB_STOCK cannot avoid these: see `python -m analysis.cli fastpath --diff`, check the code that "
+                  "relies on them, and update the pins in analysis/fastpath/pins.py.")
+    else:
+        head = f"the fast path's group {group!r} replicates library code that has changed:"
+        advice = (f"Run with TSB_STOCK=1 (or TSB_STOCK={group}) to use the library as installed, see the difference "
+                  "with `python -m analysis.cli fastpath --diff`, mend the replica and update its pin in "
+                  "analysis/fastpath/pins.py.")
+    raise PinMismatch("\n".join([head, *lines, advice]))
 
 
 _checked: set[str] = set()

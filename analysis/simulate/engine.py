@@ -74,7 +74,8 @@ def _equivalents(entry: Algorithm, seed: int, memo: dict) -> list[Any]:
     nothing may change a user strategy's own code.
     """
     contexts = [seeded_latin_hypercube(seed, memo if fastpath.enabled("lhs") else None)]
-    if fastpath.enabled("runner"):
+    runner = fastpath.enabled("runner")
+    if runner:
         from analysis.fastpath.runner import quiet_config_output
 
         contexts.append(quiet_config_output())
@@ -82,7 +83,7 @@ def _equivalents(entry: Algorithm, seed: int, memo: dict) -> list[Any]:
         from analysis.fastpath.snapping import vectorised_snapping
 
         contexts.append(vectorised_snapping(memo))
-    if fastpath.enabled("runner"):
+    if runner:
         from analysis.fastpath.runner import lean_cost_function
 
         contexts.append(lean_cost_function())

@@ -103,6 +103,7 @@ def rerun(config: dict[str, Any], space: str, tuned_table: str | Path, work: str
     from analysis.simulate import jobs as runs
     from analysis.spaces import fronts
     from analysis.spaces.importers import import_space
+    from analysis.statistics import Bootstrap
     from analysis.tables import comparison as tables
 
     entry = _space_entry(config, space)
@@ -141,7 +142,7 @@ def rerun(config: dict[str, Any], space: str, tuned_table: str | Path, work: str
                            objective_set, curve, final)
         curves.append(curve)
         finals.append(final)
-    boot = tables.Bootstrap(config["tables"]["bootstrap_resamples"], config["tables"]["bootstrap_seed"])
+    boot = Bootstrap(config["tables"]["bootstrap_resamples"], config["tables"]["bootstrap_seed"])
     algorithms = {label: spec["algorithm"] for label, spec in chosen.items()}
     final, curve = gather(finals), gather(curves)
     if settings:
