@@ -2,6 +2,7 @@
 
     python benchmarks/bench_gpu_lease.py [--kernels ...] [--chunk 16] [--write-report]
     python benchmarks/bench_gpu_lease.py --gpu [--max-configs 300] [--deadline-min 8]   # where a GPU is lent
+    python benchmarks/bench_gpu_lease.py --metrics-only [--metrics-kernel bessel] [--json F]   # after a visit's lease
 
 Compile stage (needs nvcc only): for each kernel, `--groups` precision combinations of its CUDA
 space drawn at random (seeded), and `--chunk` of each one's optimisation variants drawn at random,
@@ -128,6 +129,13 @@ def gpu_available() -> tuple[bool, str]:
     return (n > 0, f"{n} CUDA device(s)") if n else (False, "no CUDA device")
 
 
+def gpu_name() -> str:
+    import cupy
+
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
 def metrics_comparison(kernel: str = "blackscholes") -> dict:
     """Device metrics of one `gpu`-size output against copying it to the host and computing them there."""
     import cupy
@@ -173,7 +181,25 @@ def main(argv=None) -> int:
     ap.add_argument("--max-configs", type=int, default=300)
     ap.add_argument("--deadline-min", type=float, default=8.0)
     ap.add_argument("--out", default=None, help="--gpu: folder of the lease's packs (default: temporary)")
+    ap.add_argument("--metrics-only", action="store_true",
+                    help="only the metrics stage: device metrics against a host copy of one output (needs a GPU; "
+                         "what a visit runs after its lease)")
+    ap.add_argument("--metrics-kernel", default="blackscholes", help="--metrics-only: the kernel whose output is used")
+    ap.add_argument("--json", default=None, help="--metrics-only: also write the result to this file")
     a = ap.parse_args(argv)
+    if a.metrics_only:
+        ok, why = gpu_available()
+        if not ok:
+            print(f"metrics stage: skipped ({why})")
+            return 0
+        rec = {**metrics_comparison(a.metrics_kernel),
+               "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), "gpu": gpu_name(),
+               "cpu_model": cpu_model(), "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+        print("metrics of one output (ms per configuration: device metrics, copy to the host and metrics there):",
+              json.dumps(rec))
+        if a.json:
+            Path(a.json).write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
+        return 0
     kernels = gpu_lease.ordered_kernels(a.kernels or list_kernels())
     load_before = os.getloadavg()
     machine = {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "load_average_before": [round(x, 2) for x in

@@ -409,6 +409,38 @@ def precompiled_compilation(modules: PrecompiledModules, backend: type | None = 
         backend.compile = original
 
 
+@contextlib.contextmanager
+def nvcc_compilation(spec: KernelSpec, folder: str | Path, arch: str, loader: Callable[[str], Any],
+                     backend: type | None = None, nvcc: str | None = None) -> Iterator[Path]:
+    """While active, Kernel Tuner's CuPy backend compiles the kernel string it is handed with nvcc alone.
+
+    For one-off runs beside the lease's modules (the correctness gate): the kernel string Kernel
+    Tuner wrote is compiled as it is (`compile_alone`: Kernel Tuner's compiler options, one cubin
+    for `arch`, into `folder`, named by the string's sha256) and its function loaded with `loader`,
+    so the gate runs code from the same nvcc as the modules and needs neither PyCUDA nor NVRTC.
+    """
+    if backend is None:
+        from kernel_tuner.backends.cupy import CupyFunctions as backend  # noqa: N813
+
+    original = backend.compile
+
+    def compile(self, kernel_instance):  # noqa: A001 - Kernel Tuner's method name
+        text = kernel_instance.kernel_string
+        out = Path(folder) / f"{kernel_instance.name}-{string_hash(text)[:16]}.cubin"
+        if not out.exists():
+            compile_alone(spec, text, out, arch, nvcc)
+        self.current_module = loader(str(out))
+        self.func = self.current_module.get_function(kernel_instance.name)
+        self.num_regs = getattr(self.func, "num_regs", None)
+        return self.func
+
+    backend.compile = compile
+    try:
+        yield Path(folder)
+    finally:
+        backend.compile = original
+
+
 # ---- cubin inspection (tests and --verify): what a function's machine code is -----------------------------
 
 EIATTR_REGCOUNT = 0x2F

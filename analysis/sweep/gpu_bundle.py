@@ -20,6 +20,9 @@ bundle holds:
   unpacking the wheels, which is all a pure install of them does), the project into `src/`,
   `env.sh` setting PYTHONPATH, then `check.py`: imports everything the lease imports with the
   EXCLUDED packages blocked, and checks NumPy >= 2 and that CuPy imports.
+* `visit.sh OUT MINUTES [PACKS...]`: a whole visit as one command (install, `gpu-lease` with
+  the minutes left after the install, resuming PACKS), its output in `OUT/visit.log`, the packs
+  in `OUT/packs/`, and the work folder's shards in `OUT/work.tar.gz` where the lease packed nothing.
 * `manifest.json`: every file with its size and sha256, the resolution (who required what),
   the target, and the total.
 """
@@ -55,7 +58,8 @@ EXCLUDED = {
     "pymoo": "Kernel Tuner's pymoo strategies and multi-objective results only (the lease has one objective)",
 }
 NVML_VERSION = "13.615.71"  # nvidia-ml-py (pynvml) for Kernel Tuner's NVML observer; the project does not install it
-PROJECT_PATHS = ("analysis", "workflow/kernels", "pyproject.toml", "benchmarks/reports/bench_gpu_lease.json")
+PROJECT_PATHS = ("analysis", "workflow/kernels", "pyproject.toml", "benchmarks/reports/bench_gpu_lease.json",
+                 "benchmarks/bench_gpu_lease.py")
 DEFAULT_PLATFORMS = ("manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64", "linux_x86_64")
 
 
@@ -222,6 +226,55 @@ PYTHONPATH="$HERE/src:$HERE/site${PYTHONPATH:+:$PYTHONPATH}" "$PY" "$HERE/check.
 echo "installed; now: . $HERE/env.sh && $PY -m analysis.cli gpu-lease --deadline-min 25 --out OUT --resume PACKS"
 """
 
+VISIT_SH = r"""#!/usr/bin/env bash
+# One visit of a lent GPU machine as one command: install the bundle offline, sweep until the
+# deadline, and leave in OUT everything that must come back.
+#   usage: BUNDLE/visit.sh OUT MINUTES [PACKS...]
+#   OUT      the folder that comes back: packs/ (the lease's pack files) and visit.log; work.tar.gz
+#            (the work folder's shard caches and log) only where the lease wrote no pack
+#   MINUTES  minutes from now until everything, install and packing included, must be done
+#   PACKS    earlier visits' pack files or folders of them, to resume from
+# Exit status: the lease's (0: it packed what it measured).
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [ $# -lt 2 ]; then echo "usage: $0 OUT MINUTES [PACKS...]" >&2; exit 2; fi
+T0=$(date +%s)
+mkdir -p "$1/packs"
+OUT="$(cd "$1" && pwd)"
+MINUTES="$2"
+shift 2
+RESUME=()
+for p in "$@"; do RESUME+=("$(realpath "$p")"); done
+PY="${PYTHON:-python3}"
+WORK="${TSB_LEASE_WORK:-${TMPDIR:-/tmp}/tsb-gpu-lease-visit}"
+export PYTHONUNBUFFERED=1
+
+visit() {
+  echo "visit: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), $MINUTES minutes, work folder $WORK"
+  nvidia-smi || echo "visit: nvidia-smi did not answer"
+  bash "$HERE/install.sh" || { echo "visit: the bundle did not install"; return 3; }
+  . "$HERE/env.sh"
+  local left
+  left=$("$PY" -c "import sys, time; print(f'{float(sys.argv[1]) - (time.time() - int(sys.argv[2])) / 60:.2f}')" \
+         "$MINUTES" "$T0")
+  echo "visit: $left minutes left for the lease"
+  local args=(--deadline-min "$left" --out "$OUT/packs" --work "$WORK")
+  [ ${#RESUME[@]} -gt 0 ] && args+=(--resume "${RESUME[@]}")
+  "$PY" -m analysis.cli gpu-lease "${args[@]}"
+  local rc=$?
+  if ! compgen -G "$OUT/packs/*.tar" >/dev/null; then
+    echo "visit: the lease wrote no pack (exit $rc); bringing back its work folder's shards and log"
+    [ -d "$WORK" ] && tar -czf "$OUT/work.tar.gz" -C "$WORK" --exclude=./modules --exclude=./refs \
+      --exclude=./scratch . || echo "visit: no work folder"
+  fi
+  echo "visit: done after $(( $(date +%s) - T0 )) s, exit $rc"
+  return $rc
+}
+
+visit 2>&1 | tee -a "$OUT/visit.log"
+exit "${PIPESTATUS[0]}"
+"""
+
 UNPACK_PY = '''"""Install wheels without pip: a wheel is a zip of the import tree (plus *.data/purelib|platlib)."""
 import shutil, sys, zipfile
 from pathlib import Path
@@ -302,6 +355,8 @@ def build(out: str | Path, *, python_version: str = "3.12", platforms: Sequence[
     blocked = sorted({"scipy", "sklearn", "pymoo", "matplotlib"})
     (out / "install.sh").write_text(INSTALL_SH.replace("@PYTHON_VERSION@", python_version))
     (out / "install.sh").chmod(0o755)
+    (out / "visit.sh").write_text(VISIT_SH)
+    (out / "visit.sh").chmod(0o755)
     (out / "unpack_wheels.py").write_text(UNPACK_PY)
     (out / "check.py").write_text(CHECK_PY.replace("@BLOCKED@", repr(blocked)))
     contents = {str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": _sha256(p)}

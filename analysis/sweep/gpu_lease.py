@@ -819,7 +819,13 @@ class KTCupyMeasurer:
                  device: Mapping[str, Any] | None = None, energy: Mapping[str, Any] | None = None,
                  gate: Callable[..., dict[str, float]] | None = None):
         if xp is None:
-            import cupy as xp  # noqa: N813
+            try:
+                import cupy as xp  # noqa: N813
+
+                xp.cuda.runtime.getDeviceCount()
+            except Exception as exc:  # ImportError, or CuPy's CUDARuntimeError where there is no device
+                raise LeaseError(None, f"a lease measures on a GPU through CuPy, and here {type(exc).__name__}: {exc} "
+                                       "(--plan and --compile-only need no GPU)") from None
         self.xp = xp
         self.loader = loader or (lambda path: xp.RawModule(path=path))
         self.backend = backend
@@ -877,7 +883,13 @@ class KTCupyMeasurer:
         from analysis.sweep import device_metrics as dm
         from analysis.sweep.shard import reference_check
 
-        gate = (self.gate or reference_check)(spec, "cuda", self.size_name, reference=reference)
+        if self.gate is not None:
+            gate = self.gate(spec, "cuda", self.size_name, reference=reference)
+        else:  # Kernel Tuner's run_kernel on the CuPy backend, its kernel string compiled by nvcc alone
+            folder = Path(getattr(builder, "folder", tempfile.gettempdir())) / "gate" / spec.name
+            gate = reference_check(spec, "cuda", self.size_name, reference=reference, lang="CUPY",
+                                   compilation=cuda_modules.nvcc_compilation(spec, folder, self.arch, self.loader,
+                                                                             self.backend))
         xp = self.xp
         inputs = harness.make_inputs(spec.name, self.size_name)
         types = {p: sorted({c[p] for c in configs}, key=spec.precision[p].index) for p in spec.precision}
@@ -936,18 +948,34 @@ class KTCupyMeasurer:
         metrics: dict[str, Any] = {"memory": lambda p: spec.memory_bytes(p, self.size_name),
                                    "library_build_time": modules.build_time_ms,
                                    "library_variants": modules.variant_count}
-        if self.energy.get("recorded"):
-            observers.append(energy_observer(self.energy_window))
-            metrics["energy"] = lambda p: p.get("nvml_energy", float("nan"))
         opts = cuda_options(spec)
         opts["lang"] = "CUPY"
-        with cachefile.atomic_rewrites(), warnings.catch_warnings(), kernel_tuner_scratch(cache), \
-                cuda_modules.precompiled_compilation(modules, self.backend), deadline_budget(guard):
-            warnings.filterwarnings("ignore", message="Argument at position", category=UserWarning)
-            tune_kernel(spec.function, str(spec.folder / "kernel.cu"), spec.problem_size(self.size_name),
-                        ctx["args"], narrowed_params(spec, batch.configs), restrictions=[restriction],
-                        answer=ctx["answer"], observers=observers, metrics=metrics, cache=str(cache.resolve()),
-                        iterations=self.iterations, strategy="brute_force", quiet=True, verbose=False, **opts)
+
+        def tune(observers: list[Any], metrics: dict[str, Any]) -> None:
+            with cachefile.atomic_rewrites(), warnings.catch_warnings(), kernel_tuner_scratch(cache), \
+                    cuda_modules.precompiled_compilation(modules, self.backend), deadline_budget(guard):
+                warnings.filterwarnings("ignore", message="Argument at position", category=UserWarning)
+                tune_kernel(spec.function, str(spec.folder / "kernel.cu"), spec.problem_size(self.size_name),
+                            ctx["args"], narrowed_params(spec, batch.configs), restrictions=[restriction],
+                            answer=ctx["answer"], observers=observers, metrics=metrics, cache=str(cache.resolve()),
+                            iterations=self.iterations, strategy="brute_force", quiet=True, verbose=False, **opts)
+
+        if not self.energy.get("recorded"):
+            tune(observers, metrics)
+            return
+        try:
+            tune([*observers, energy_observer(self.energy_window)],
+                 {**metrics, "energy": lambda p: p.get("nvml_energy", float("nan"))})
+        except (DeadlineReached, TimeoutError):
+            raise
+        except Exception as exc:  # NVML answered the probe but its observer fails: measure on, without energy
+            log.exception("%s: Kernel Tuner's NVML observer failed; measuring without energy from here on", spec.name)
+            why = (f"Kernel Tuner's NVML observer failed in a batch of {spec.name} ({type(exc).__name__}: {exc}); no "
+                   "energy from then on (entries measured before keep theirs)")
+            self.energy = {"recorded": False, "reason": why}
+            cache.unlink(missing_ok=True)
+            guard.new_batch()
+            tune(observers, metrics)
 
     def metrics_seconds(self) -> tuple[float, int, int]:
         obs = self.ctx.get("observer")

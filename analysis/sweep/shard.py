@@ -58,7 +58,8 @@ COMPILE_MODES = ("grouped", "per-configuration")
 
 
 def reference_check(spec: KernelSpec, target: str, size_name: str,
-                    reference: Mapping[str, np.ndarray] | None = None) -> dict[str, float]:
+                    reference: Mapping[str, np.ndarray] | None = None, lang: str = "CUDA",
+                    compilation: Any = None) -> dict[str, float]:
     """The correctness gate: run the reference configuration (every type double, policy accurate) once
     and compare each output with the float64 reference; a SweepError names the kernel, the target, the
     output and the error when the worst of MRE, NRMSE and NMAE exceeds the spec's `tolerance`.
@@ -66,13 +67,17 @@ def reference_check(spec: KernelSpec, target: str, size_name: str,
     Returns the worst metrics over the outputs. On cpu the port is compiled with g++ as the sweep
     compiles it; on cuda Kernel Tuner's run_kernel runs kernel.cu on the GPU. `reference` (output name
     -> float64 array) is the float64 reference when the caller already has it (the GPU lease computes
-    the `gpu` size's references in worker processes); by default it is computed here.
+    the `gpu` size's references in worker processes); by default it is computed here. `lang` is
+    Kernel Tuner's CUDA backend of the cuda target ("CUDA": PyCUDA; the GPU lease uses "CUPY"), and
+    `compilation`, when given, a context manager active around run_kernel (the lease's: nvcc compiles
+    Kernel Tuner's kernel string, as its modules are built, instead of the backend's own compiler).
     """
     config = harness.all_double_config(spec.name, target)
     if target == "cpu":
         outputs = harness.run_cpu(spec.name, config, size_name)
     else:
-        outputs = _run_cuda_once(spec, config, size_name)
+        with compilation if compilation is not None else contextlib.nullcontext():
+            outputs = _run_cuda_once(spec, config, size_name, lang)
     ref = reference if reference is not None else harness.reference_outputs(spec.name, size_name)
     per_output = {}
     for name, values in outputs.items():
@@ -91,14 +96,15 @@ def reference_check(spec: KernelSpec, target: str, size_name: str,
     return worst_metrics
 
 
-def _run_cuda_once(spec: KernelSpec, config: Mapping[str, Any], size_name: str) -> dict[str, np.ndarray]:
+def _run_cuda_once(spec: KernelSpec, config: Mapping[str, Any], size_name: str,
+                   lang: str = "CUDA") -> dict[str, np.ndarray]:
     from kernel_tuner import run_kernel
 
     inputs = harness.make_inputs(spec.name, size_name)
     args = harness.kernel_arguments(spec, config, inputs, size_name, for_c=False)
     results = run_kernel(spec.function, str(spec.folder / "kernel.cu"), problem_size(spec, "cuda", size_name),
                          [a.ravel() if isinstance(a, np.ndarray) else a for a in args], dict(config),
-                         **cuda_options(spec))
+                         **{**cuda_options(spec), "lang": lang})
     return {a.name: np.asarray(r, dtype=np.float64) for a, r in zip(spec.arguments, results) if a.role == "output"}
 
 

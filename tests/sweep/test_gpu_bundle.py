@@ -103,6 +103,26 @@ def test_bundle_installs_offline_and_runs_the_lease_commands(bundles, tmp_path):
         assert json.loads(comp.stdout.strip().splitlines()[-1])["failed"] == []
 
 
+def test_visit_script_installs_runs_the_lease_and_keeps_its_log_without_a_gpu(bundles, tmp_path):
+    """visit.sh, the whole visit as one command, on this machine (no GPU): it installs the bundle, hands the
+    lease the minutes left, and where the lease packs nothing (here: no CuPy, a clear error) says so, brings
+    back the work folder, keeps the log and exits with the lease's status."""
+    folder, _ = bundles(LOCAL)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHON=sys.executable, TSB_LEASE_WORK=str(tmp_path / "work"))
+    (tmp_path / "work" / "shards").mkdir(parents=True)
+    (tmp_path / "work" / "lease.log").write_text("an earlier run of this visit\n")
+    proc = subprocess.run(["bash", str(folder / "visit.sh"), "out", "5", "earlier"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=600)
+    log = (tmp_path / "out" / "visit.log").read_text()
+    assert proc.returncode not in (0, 3), log[-3000:]
+    assert "minutes left for the lease" in log and "a lease measures on a GPU through CuPy" in log
+    assert "the lease wrote no pack" in log and "visit: done after" in log
+    with tarfile.open(tmp_path / "out" / "work.tar.gz") as tar:
+        assert "./lease.log" in tar.getnames()
+    assert (tmp_path / "out" / "packs").is_dir() and not list((tmp_path / "out" / "packs").iterdir())
+
+
 def test_unpack_without_pip_gives_the_same_tree(bundles, tmp_path):
     folder, _ = bundles("3.12")
     wheels = sorted((folder / "wheels").glob("*.whl"))

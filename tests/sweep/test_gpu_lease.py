@@ -365,8 +365,21 @@ class FakeKernel:
         self.calls.append(c)
 
 
-def test_lease_through_kernel_tuner_with_a_fake_cupy(tmp_path, monkeypatch):
+@pytest.mark.parametrize("energy_fails", [False, True])
+def test_lease_through_kernel_tuner_with_a_fake_cupy(tmp_path, monkeypatch, energy_fails):
+    """energy_fails: NVML answered the probe but Kernel Tuner's observer fails in the first batch: the batch
+    is measured again without energy, the visit goes on and its provenance says why there is no energy."""
     import kernel_tuner.backends.cupy as kt_cupy
+    from kernel_tuner.observers.observer import BenchmarkObserver
+
+    class BrokenNVML(BenchmarkObserver):
+        def after_finish(self):
+            raise RuntimeError("NVML stopped answering")
+
+        def get_results(self):
+            return {}
+
+    monkeypatch.setattr(gpu_lease, "energy_observer", lambda window: BrokenNVML())
     import kernel_tuner.observers.cupy as kt_cupy_obs
 
     monkeypatch.setattr(kt_cupy, "cp", FAKE_CUPY)
@@ -393,17 +406,20 @@ def test_lease_through_kernel_tuner_with_a_fake_cupy(tmp_path, monkeypatch):
         gates.append(spec.name)
         return {"mre": 0.0, "nrmse": 0.0, "nmae": 0.0}
 
-    def measurer():
+    def measurer(energy=None):
         return gpu_lease.KTCupyMeasurer(size_name="tiny", iterations=3, xp=np, loader=loader, gate=gate,
                                         device={"name": "Fake GPU", "arch": "sm_90"},
-                                        energy={"recorded": False, "reason": "fake device"})
+                                        energy=energy or {"recorded": False, "reason": "fake device"})
 
     common = dict(kernels=["bessel"], size_name="tiny", clock=clock, builder_factory=builder_factory,
                   reference_workers=0, batch_min=12, reserve_s=0.0)
     # first visit: 40 configurations offered, the deadline (in fake time) stops it part way
-    prov = gpu_lease.lease(tmp_path / "out1", 3.0 / 60, work=tmp_path / "w1", measurer=measurer(), max_configs=40,
-                           **common)
+    prov = gpu_lease.lease(tmp_path / "out1", 3.0 / 60, work=tmp_path / "w1", max_configs=40,
+                           measurer=measurer({"recorded": True, "window_s": 0.01} if energy_fails else None), **common)
     rec = prov["kernels"]["bessel"]
+    if energy_fails:
+        assert not prov["energy"]["recorded"] and "NVML stopped answering" in prov["energy"]["reason"]
+        assert "error" not in rec
     assert prov["visit"]["stop"].startswith("deadline") and gates == ["bessel"]
     assert 5 < rec["measured_now"] < 40 and clock.t <= 1000.0 + 3.0
     # second visit: the rest of those 40
@@ -433,3 +449,55 @@ def test_lease_through_kernel_tuner_with_a_fake_cupy(tmp_path, monkeypatch):
             assert e[m] == pytest.approx(host[m], rel=1e-12)
     assert half_written == sum(1 for c in first40 if c["T_sum"] == "float" and c["T_y"] == "half") > 0
     assert prov2["kernels"]["bessel"]["throughput"]["metrics_checks"] > 0
+
+
+needs_nvcc = pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH: nothing compiled")
+
+
+@needs_nvcc
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_gate_runs_kernel_tuners_string_compiled_by_nvcc_on_the_cupy_backend(tmp_path, monkeypatch, scale):
+    """The lease's own gate: run_kernel with lang CUPY (no PyCUDA, no NVRTC on the GPU machine), the kernel
+    string Kernel Tuner wrote compiled alone by nvcc into the work folder, the function looked up by name;
+    a kernel whose output is off fails the gate (SweepError) and the lease would record it."""
+    import kernel_tuner.backends.cupy as kt_cupy
+
+    monkeypatch.setattr(kt_cupy, "cp", FAKE_CUPY)
+    monkeypatch.setattr(kt_cupy, "get_runtime_info",
+                        lambda: "Device 0 Name : Fake GPU\nDevice 0 PCI Bus ID : 0000:00:00.0\n", raising=False)
+    spec = harness.load_spec("bessel")
+    ref = harness.reference_outputs("bessel", "tiny")
+    loaded: list[tuple[str, str]] = []
+
+    class Module:
+        def __init__(self, path):
+            self.path = path
+
+        def get_function(self, name):
+            loaded.append((self.path, name))
+
+            def run(grid, threads, args, stream=None, shared_mem=0):
+                args[1][:] = ref["y"] * scale
+
+            run.num_regs = 16
+            return run
+
+    measurer = gpu_lease.KTCupyMeasurer(size_name="tiny", iterations=3, xp=np, loader=Module,
+                                        device={"name": "Fake GPU", "arch": "sm_90"},
+                                        energy={"recorded": False, "reason": "fake device"})
+    builder = types.SimpleNamespace(folder=tmp_path / "modules")
+    chunks = cuda_modules.make_chunks(spec, spec.valid_configs("cuda")[:2], "tiny")
+    if scale == 1.0:
+        gate = measurer.prepare(spec, spec.valid_configs("cuda")[:2], chunks, builder, ref,
+                                gpu_lease.Guard(lambda: 0.0, 1e9))
+        assert gate["mre"] == 0.0
+    else:
+        with pytest.raises(SweepError, match="correctness gate failed"):
+            measurer.prepare(spec, spec.valid_configs("cuda")[:2], chunks, builder, ref,
+                             gpu_lease.Guard(lambda: 0.0, 1e9))
+    ((path, name),) = loaded
+    assert name == spec.function and Path(path).parent == tmp_path / "modules" / "gate" / "bessel"
+    cubin = Path(path)
+    assert cubin.read_bytes()[:4] == b"\x7fELF" and spec.function in cuda_modules.cubin_functions(cubin)
+    defines = cuda_modules.prefix_defines(cubin.with_suffix(".cu").read_text())
+    assert all(defines[p] == "double" for p in spec.precision if p in defines) and "T_x" in defines
