@@ -770,29 +770,30 @@ class ReferencePool:
     """The float64 references at the lease's size, computed ahead in a worker process into .npy files."""
 
     def __init__(self, folder: Path, size_name: str, workers: int = 1):
-        import concurrent.futures as cf
-
         self.folder = folder
         self.size_name = size_name
-        self.pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")
-                                           ) if workers else None  # spawned: the parent holds a CUDA context
+        # spawned: the parent holds a CUDA context; a multiprocessing pool, which close() can terminate
+        # (a reference still being computed at the deadline, minutes of NumPy, must not hold up the exit)
+        self.pool = multiprocessing.get_context("spawn").Pool(workers) if workers else None
         self.futures: dict[str, Any] = {}
 
     def prefetch(self, kernel: str) -> None:
         if self.pool is not None and kernel not in self.futures:
-            self.futures[kernel] = self.pool.submit(_save_reference, kernel, self.size_name, str(self.folder))
+            self.futures[kernel] = self.pool.apply_async(_save_reference, (kernel, self.size_name, str(self.folder)))
 
     def get(self, kernel: str) -> tuple[dict[str, np.ndarray], float]:
         """(output name -> float64 reference, seconds it took to compute)."""
         if kernel in self.futures:
-            files, seconds = self.futures[kernel].result()
+            files, seconds = self.futures[kernel].get()
         else:
             files, seconds = _save_reference(kernel, self.size_name, str(self.folder))
         return {name: np.load(path, mmap_mode="r") for name, path in files.items()}, seconds
 
     def close(self) -> None:
         if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
 
 
 def _save_reference(kernel: str, size_name: str, folder: str) -> tuple[dict[str, str], float]:

@@ -501,3 +501,31 @@ def test_gate_runs_kernel_tuners_string_compiled_by_nvcc_on_the_cupy_backend(tmp
     assert cubin.read_bytes()[:4] == b"\x7fELF" and spec.function in cuda_modules.cubin_functions(cubin)
     defines = cuda_modules.prefix_defines(cubin.with_suffix(".cu").read_text())
     assert all(defines[p] == "double" for p in spec.precision if p in defines) and "T_x" in defines
+
+
+def test_reference_pool_computes_ahead_in_a_worker_and_close_does_not_wait(tmp_path, monkeypatch):
+    """References come from a spawned worker as .npy files equal to the harness's; close() terminates a
+    worker still computing (at the deadline a reference of minutes must not hold up the exit)."""
+    import subprocess
+    import sys
+    import time
+
+    pool = gpu_lease.ReferencePool(tmp_path, "tiny", workers=1)
+    try:
+        pool.prefetch("bessel")
+        ref, seconds = pool.get("bessel")
+        np.testing.assert_array_equal(ref["y"], harness.reference_outputs("bessel", "tiny")["y"])
+        assert seconds >= 0 and (tmp_path / "bessel.y.npy").is_file()
+        pool.prefetch("coulombic")
+        pool.prefetch("kmeans")
+    finally:
+        pool.close()
+    assert pool.pool is None
+    # a process whose worker is minutes into Coulombic's `gpu` reference exits at once after close()
+    script = ("import sys, time\nfrom pathlib import Path\nfrom analysis.sweep import gpu_lease\n"
+              "pool = gpu_lease.ReferencePool(Path(sys.argv[1]), 'gpu', workers=1)\n"
+              "pool.prefetch('coulombic')\ntime.sleep(3)\npool.close()\n")
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "gpu")], check=True, timeout=60, cwd=REPO)
+    assert time.perf_counter() - start < 30
+    assert not (tmp_path / "gpu" / "coulombic.potential.npy").exists()
