@@ -42,7 +42,6 @@ in the two cubins byte for byte (`cubin_functions`).
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import contextlib
 import hashlib
 import json
@@ -273,9 +272,11 @@ class ModuleBuilder:
         self.nvcc = nvcc or nvcc_path()
         self.jobs = max(0, (os.cpu_count() or 2) - 1) if jobs is None else jobs
         # spawned, not forked: the measuring process holds a CUDA context by the time workers start
-        self.pool = cf.ProcessPoolExecutor(max_workers=self.jobs, initializer=_nice_worker,
-                                           mp_context=multiprocessing.get_context("spawn")) if self.jobs else None
-        self.futures: dict[tuple[str, int], cf.Future] = {}
+        # a multiprocessing pool, which close() can terminate: at a lease's end, queued and running nvcc calls
+        # must not hold up the exit
+        spawn = multiprocessing.get_context("spawn")
+        self.pool = spawn.Pool(self.jobs, initializer=_nice_worker) if self.jobs else None
+        self.futures: dict[tuple[str, int], Any] = {}
         self.jobs_of: dict[tuple[str, int], dict[str, Any]] = {}
         self.results: dict[tuple[str, int], dict[str, Any]] = {}
 
@@ -289,7 +290,7 @@ class ModuleBuilder:
         job = {"kernel": chunk.kernel, "index": chunk.index, "source": chunk.source(spec), "out": str(self.path(chunk)),
                "arch": self.arch, "nvcc": self.nvcc}
         if self.pool is not None:
-            self.futures[key] = self.pool.submit(build_module, job)
+            self.futures[key] = self.pool.apply_async(build_module, (job,))
         else:
             self.jobs_of[key] = job
 
@@ -298,7 +299,10 @@ class ModuleBuilder:
         key = (chunk.kernel, chunk.index)
         if key not in self.results:
             if key in self.futures:
-                self.results[key] = self.futures[key].result(timeout=timeout)
+                try:
+                    self.results[key] = self.futures[key].get(timeout=timeout)
+                except multiprocessing.TimeoutError:
+                    raise TimeoutError(f"module {key} not built within {timeout} s") from None
             elif key in self.jobs_of:
                 self.results[key] = build_module(self.jobs_of.pop(key))
             else:
@@ -310,9 +314,10 @@ class ModuleBuilder:
         self.path(chunk).unlink(missing_ok=True)
 
     def close(self) -> None:
-        """Cancel what has not started; running nvcc calls finish in their workers."""
+        """Stop building: the workers are terminated, with what is queued and running."""
         if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool.terminate()
+            self.pool.join()
             self.pool = None
 
 

@@ -234,6 +234,7 @@ VISIT_SH = r"""#!/usr/bin/env bash
 #            (the work folder's shard caches and log) only where the lease wrote no pack
 #   MINUTES  minutes from now until everything, install and packing included, must be done
 #   PACKS    earlier visits' pack files or folders of them, to resume from
+# Environment: PYTHON (default python3), TSB_LEASE_WORK (the work folder), TSB_LEASE_ARGS (more options)
 # Exit status: the lease's (0: it packed what it measured).
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -260,7 +261,12 @@ visit() {
   echo "visit: $left minutes left for the lease"
   local args=(--deadline-min "$left" --out "$OUT/packs" --work "$WORK")
   [ ${#RESUME[@]} -gt 0 ] && args+=(--resume "${RESUME[@]}")
-  "$PY" -m analysis.cli gpu-lease "${args[@]}"
+  # TSB_LEASE_ARGS: more gpu-lease options (e.g. "--reserve-s 20 --kernels kmeans")
+  # shellcheck disable=SC2206
+  [ -n "${TSB_LEASE_ARGS:-}" ] && args+=(${TSB_LEASE_ARGS})
+  # the lease stops itself before its deadline; this only ends one that does not (90 s later)
+  timeout -k 10 "$("$PY" -c "import sys; print(int(float(sys.argv[1]) * 60 + 90))" "$left")" \
+    "$PY" -m analysis.cli gpu-lease "${args[@]}"
   local rc=$?
   if ! compgen -G "$OUT/packs/*.tar" >/dev/null; then
     echo "visit: the lease wrote no pack (exit $rc); bringing back its work folder's shards and log"

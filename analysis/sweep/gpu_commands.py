@@ -30,7 +30,8 @@ def _lease(a: argparse.Namespace) -> int:
     print(gpu_lease.visit_summary(gpu_lease.lease(
         a.out, a.deadline_min, kernels=a.kernels or None, resume_paths=a.resume, work=a.work, size_name=a.size,
         iterations=a.iterations, chunk=a.chunk, jobs=a.jobs, batch_min=a.batch, energy_window=a.energy_window,
-        reserve_s=a.reserve_s, max_configs=a.max_configs)))
+        reserve_s=a.reserve_s, max_configs=a.max_configs)), flush=True)
+    gpu_lease.exit_watchdog()
     return 0
 
 
@@ -56,7 +57,7 @@ def _plan_doc(a: argparse.Namespace) -> int:
 
 # defaults, literal so that registering the commands imports nothing heavy (tests check them against
 # analysis.sweep.gpu_lease's and cuda_modules' constants)
-DEFAULTS = {"size": "gpu", "chunk": 16, "batch": 256, "energy_window": 0.01, "reserve_s": 60.0, "visit_minutes": 25.0,
+DEFAULTS = {"size": "gpu", "chunk": 16, "batch": 256, "energy_window": 0.0, "reserve_s": 60.0, "visit_minutes": 25.0,
             "doc": "docs/kernels.md", "report": "benchmarks/reports/bench_gpu_lease.json"}
 
 
@@ -80,7 +81,8 @@ def add_commands(sub) -> None:
     s.add_argument("--batch", type=int, default=d["batch"], help="configurations per tune_kernel call "
                    "(whole precision combinations)")
     s.add_argument("--energy-window", type=float, default=d["energy_window"],
-                   help="seconds Kernel Tuner's NVML observer measures power per configuration; 0: no energy")
+                   help="record energy with Kernel Tuner's NVML observer, measuring power for this many seconds per "
+                        "configuration (Kernel Tuner 1.5.0 makes it at least 1 s); 0, the default: no energy")
     s.add_argument("--reserve-s", type=float, default=d["reserve_s"], help="seconds kept before the deadline "
                    "for packing")
     s.add_argument("--max-configs", type=int, default=None, help="at most this many pending configurations per "
