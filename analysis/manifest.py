@@ -56,16 +56,22 @@ def check_file(data_dir: str | Path, path: str | Path) -> str | None:
     return entry_problem(Path(path), rel, rows[0] if rows else None)
 
 
-def update(data_dir: str | Path, prefix: str, source: str, licence: str, citation: str) -> None:
-    """Add or refresh the entries of every file under `data_dir/prefix` with the given provenance."""
+def update(data_dir: str | Path, prefix: str, source: str, licence: str, citation: str,
+           keep: tuple[str, ...] = ()) -> None:
+    """Add or refresh the entries of every file under `data_dir/prefix` with the given provenance.
+
+    Files under the subfolders `keep` of `prefix` are left as they are (they have provenance of their own).
+    """
     root = Path(data_dir)
     path = root / MANIFEST
     old = pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else pd.DataFrame(columns=COLUMNS)
-    old = old[~old["path"].str.startswith(prefix.rstrip("/") + "/")]
+    base = prefix.rstrip("/") + "/"
+    kept = tuple(base + k.strip("/") + "/" for k in keep)
+    old = old[~old["path"].str.startswith(base) | old["path"].str.startswith(kept or ("\0",))]
     new = [
         {"path": p.relative_to(root).as_posix(), "sha256": sha256(p), "bytes": str(p.stat().st_size),
          "source": source, "licence": licence, "citation": citation}
-        for p in scan(root / prefix)
+        for p in scan(root / prefix) if not p.relative_to(root).as_posix().startswith(kept or ("\0",))
     ]
     df = pd.concat([old, pd.DataFrame(new, columns=COLUMNS)], ignore_index=True).sort_values("path")
     write_csv(df, path)

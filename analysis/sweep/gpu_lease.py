@@ -1220,7 +1220,7 @@ def _lease(out, deadline_min, kernels, resume_paths, work: Path, size_name, iter
 # ---- merge of every visit ------------------------------------------------------------------------------------
 
 def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None = None,
-                size_name: str = SIZE) -> dict[str, Any]:
+                size_name: str = SIZE, data_dir: str | Path = "data") -> dict[str, Any]:
     """Join all visits' packs (of one GPU): per kernel a merged cache, definition and provenance in `out`.
 
     A complete space goes through analysis.sweep.merge.merge (`<kernel>.json.gz`, `.yaml`,
@@ -1266,4 +1266,14 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
                             "visits": [json.loads(v.read_text()) for v in visits]},
                            out / f"{kernel}.partial.provenance.json")
                 summary[kernel] = {"complete": False, "configurations": len(valid), "measured": len(ordered)}
+    for f in out.glob("*.*"):
+        f.chmod(0o644)
+    root = Path(data_dir).resolve()
+    if root in out.resolve().parents:  # published under data/: refresh the manifest (packs and merged files)
+        from analysis import manifest
+
+        manifest.update(data_dir, out.resolve().relative_to(root).as_posix(),
+                        source="measured by this suite (analysis.sweep.gpu_lease, `python -m analysis.cli gpu-lease` "
+                               "/ `gpu-lease-merge`)", licence="same as this repository",
+                        citation="this repository (see README, Citation)", keep=("compile",))
     return summary
