@@ -225,7 +225,7 @@ STAGES = {
 COMMAND_STAGES = {
     "sweep-shard": "sweep", "sweep-merge": "sweep", "sweep-publish": "sweep",
     "compile-cost-measure": "sweep", "compile-cost-publish": "sweep",
-    "gpu-lease": "sweep", "gpu-lease-merge": "sweep",
+    "gpu-lease": "sweep", "gpu-lease-merge": "sweep", "cuda-compile-cost": "sweep",
     "import-space": "spaces", "fronts": "spaces", "spaces-table": "spaces", "compile-cost-table": "spaces",
     "export-space": "spaces",
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",

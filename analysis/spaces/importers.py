@@ -197,7 +197,8 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
 
 
 def _refuse_grouped(doc: Mapping[str, Any], path: Path) -> None:
-    """A grouped sweep's cache without per-configuration compile times is an error naming the file.
+    """A grouped sweep's cache (host CPU or the GPU lease's CUDA modules) without per-configuration compile
+    times is an error naming the file.
 
     Its `compile_time` is an entry point's look-up (or, for the configuration whose timed compile
     built the library, the whole shared build) and `library_build_time` a build shared by
@@ -206,10 +207,12 @@ def _refuse_grouped(doc: Mapping[str, Any], path: Path) -> None:
     """
     for key, entry in doc["cache"].items():
         if isinstance(entry, dict) and "library_build_time" in entry:
-            raise SpaceError(path, f"configuration '{key}' comes from a grouped host-CPU sweep (library_build_time): "
-                                   "its compile_time is not what compiling it alone costs; give the space "
-                                   "`compile_times:` (Kernel Tuner caches of configurations compiled one by one, "
-                                   "`python -m analysis.cli compile-cost-measure`)", field="library_build_time")
+            raise SpaceError(path, f"configuration '{key}' comes from a grouped sweep (library_build_time: a host-CPU "
+                                   "library or CUDA module shared by several configurations): its compile_time is not "
+                                   "what compiling it alone costs; give the space `compile_times:` (Kernel Tuner "
+                                   "caches of configurations compiled one by one: `python -m analysis.cli "
+                                   "compile-cost-measure` on the host CPU, `cuda-compile-cost` for CUDA)",
+                             field="library_build_time")
 
 
 def _charge_compile_times(records: list[Record], parameters: Mapping[str, list],

@@ -44,14 +44,14 @@ SIZE = "cpu"
 PAUSE_FILE = "PAUSE"  # while a file PAUSE* exists next to the caches, the job waits between configurations
 
 
-def measurement_order(spec: KernelSpec, seed: int = ORDER_SEED) -> list[dict[str, Any]]:
-    """Every valid cpu configuration of `spec`, in an order whose prefixes are stratified samples.
+def measurement_order(spec: KernelSpec, seed: int = ORDER_SEED, target: str = TARGET) -> list[dict[str, Any]]:
+    """Every valid configuration of `spec`'s `target`, in an order whose prefixes are stratified samples.
 
     Strata are the precision combinations (the values of the spec's precision parameters); their
     turn order and the order within each are shuffled with `seed`, then they take turns.
     """
-    configs = spec.valid_configs(TARGET)
-    prec = [p for p in spec.tune_params(TARGET) if p in spec.precision]
+    configs = spec.valid_configs(target)
+    prec = [p for p in spec.tune_params(target) if p in spec.precision]
     strata: dict[tuple, list[dict[str, Any]]] = {}
     for c in configs:
         strata.setdefault(tuple(c[p] for p in prec), []).append(c)

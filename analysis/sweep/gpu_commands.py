@@ -1,4 +1,5 @@
-"""Sub-commands of `python -m analysis.cli` for GPU leases: gpu-lease, gpu-lease-merge, gpu-bundle, gpu-plan-doc.
+"""Sub-commands of `python -m analysis.cli` for GPU leases: gpu-lease, gpu-lease-merge, gpu-bundle, gpu-plan-doc,
+cuda-compile-cost.
 
 Each handler parses its arguments and makes one call into analysis.sweep (gpu-lease: one per mode).
 """
@@ -40,6 +41,19 @@ def _merge(a: argparse.Namespace) -> None:
 
     summary = gpu_lease.merge_packs(a.packs, a.out, gpu=a.gpu, size_name=a.size)
     log.info("merged lease packs into %s: %s", a.out, summary)
+
+
+def _compile_cost(a: argparse.Namespace) -> None:
+    from analysis.sweep import cuda_compile_cost
+
+    if a.publish:
+        if not a.provenance:
+            raise ArgumentError("--publish", "needs --provenance")
+        out = cuda_compile_cost.publish(a.kernel, a.cache, a.publish, a.provenance, arch=a.arch, note=a.note)
+        log.info("published %s", out)
+    else:
+        log.info("%s: %s", a.kernel, cuda_compile_cost.measure(a.kernel, a.cache, count=a.count, arch=a.arch,
+                                                               seconds=a.seconds))
 
 
 def _bundle(a: argparse.Namespace) -> None:
@@ -104,6 +118,19 @@ def add_commands(sub) -> None:
     s.add_argument("--gpu", default=None)
     s.add_argument("--size", default=d["size"])
     s.set_defaults(func=_merge)
+
+    s = sub.add_parser("cuda-compile-cost", description="time nvcc compiling CUDA configurations one by one (no GPU)",
+                       epilog="What Kernel Tuner's PyCUDA backend pays per configuration; resumable, in a stratified "
+                              "order; --publish closes the cache into data/ with provenance.")
+    s.add_argument("--kernel", required=True)
+    s.add_argument("--cache", required=True, help="the open Kernel Tuner cache measured into (resumed)")
+    s.add_argument("--count", type=int, default=None, help="the first this many configurations of the order")
+    s.add_argument("--seconds", type=float, default=None, help="stop after this long")
+    s.add_argument("--arch", default="sm_90")
+    s.add_argument("--publish", default=None, help="write the measurements to this .json.gz instead of measuring")
+    s.add_argument("--provenance", default=None)
+    s.add_argument("--note", default="", help="--publish: how the measurement was run (machine load)")
+    s.set_defaults(func=_compile_cost)
 
     s = sub.add_parser("gpu-bundle", description="build what the GPU machine needs and lacks, under 64 MiB",
                        epilog="Wheels, the project and an offline install script.")

@@ -1219,6 +1219,28 @@ def _lease(out, deadline_min, kernels, resume_paths, work: Path, size_name, iter
 
 # ---- merge of every visit ------------------------------------------------------------------------------------
 
+PARTIAL_OBJECTIVES = ("energy",)  # optional objectives a visit may record and another not (--energy-window)
+
+
+def _without_partial_objectives(entries: Mapping[str, dict]) -> tuple[dict[str, dict], list[str]]:
+    """Entries without an optional objective field that only some of them hold, and a note saying so.
+
+    A space's objective must be measured for every configuration (analysis.spaces.importers refuses an
+    entry that lacks it), so a merged cache keeps `energy` only where every visit recorded it; Kernel
+    Tuner's own `nvml_energy` stays in the entries that have it, and the packs keep everything.
+    """
+    notes = []
+    out = dict(entries)
+    for name in PARTIAL_OBJECTIVES:
+        have = sum(1 for e in entries.values() if name in e)
+        if 0 < have < len(entries):
+            out = {k: {f: v for f, v in e.items() if f != name} for k, e in out.items()}
+            notes.append(f"'{name}' was recorded for {have} of {len(entries)} configurations only (not every visit "
+                         f"measured it); it is left out of this cache, so the space has no '{name}' objective "
+                         "(Kernel Tuner's nvml_energy stays in the entries that have it; the packs hold everything)")
+    return out, notes
+
+
 def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None = None,
                 size_name: str = SIZE, data_dir: str | Path = "data") -> dict[str, Any]:
     """Join all visits' packs (of one GPU): per kernel a merged cache, definition and provenance in `out`.
@@ -1252,10 +1274,14 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
             names = cache_names(spec)
             valid = [config_key(c, names) for c in spec.valid_configs("cuda")]
             if set(valid) <= set(entries):
+                entries, notes = _without_partial_objectives(entries)
                 shard = Path(tmp) / f"{kernel}.json"
                 shard.write_text(json.dumps(closed_cache(header, entries)))
                 merge(kernel, "cuda", size_name, [shard], out / f"{kernel}.json.gz", out / f"{kernel}.yaml",
                           out / f"{kernel}.provenance.json", shard_provenance=visits)
+                if notes:
+                    prov_path = out / f"{kernel}.provenance.json"
+                    write_json({**json.loads(prov_path.read_text()), "notes": notes}, prov_path)
                 summary[kernel] = {"complete": True, "configurations": len(valid)}
             else:
                 ordered = {k: entries[k] for k in valid if k in entries}

@@ -1,0 +1,137 @@
+"""What compiling one CUDA configuration on its own costs: nvcc of its Kernel Tuner kernel string.
+
+The GPU lease builds the optimisation variants of a precision combination together
+(analysis.sweep.cuda_modules), so its caches hold no per-configuration compile cost: their
+`compile_time` is the look-up of a variant's function and `library_build_time` a shared build
+(analysis.spaces.importers refuses such a cache without `compile_times`). A tuning run with
+Kernel Tuner compiles every configuration it evaluates on its own; its default CUDA backend
+(PyCUDA, `lang="CUDA"`) runs nvcc on the configuration's kernel string.
+
+This measures that compile, and needs no GPU: for each configuration, in the seeded stratified
+order of analysis.sweep.compile_cost.measurement_order (so every prefix is a sample of the
+space), the kernel string Kernel Tuner 1.5.0 writes for it (cuda_modules.KernelStrings) is
+compiled alone by nvcc with Kernel Tuner's compiler options for the GPU's architecture
+(cuda_modules.compile_alone: `-cubin -arch=ARCH -std=c++17 -I...`), and the wall time of that
+nvcc process is recorded as the entry's `compile_time` (ms) in a Kernel Tuner cache of the
+space's parameters, which `compile_times:` of a space accepts. One nvcc at a time, so the
+figure is a configuration's compile on an otherwise idle core. Resumable (what the cache holds
+is skipped) and pausable (while a file PAUSE* exists beside the cache it waits between
+configurations).
+
+Not included, and said so in the provenance: loading the module on the device (needs a GPU;
+about a millisecond), and that the compile runs on the machine where this is run, not on the
+GPU machine's host.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import json
+import logging
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from analysis.sweep import cachefile, cuda_modules, harness
+from analysis.sweep.compile_cost import ORDER_SEED, PAUSE_FILE, measurement_order
+from analysis.sweep.configs import config_key
+
+log = logging.getLogger(__name__)
+TARGET = "cuda"
+SIZE = "gpu"
+
+
+def header(kernel: str, machine: str, size_name: str = SIZE) -> dict[str, Any]:
+    spec = harness.load_spec(kernel)
+    return {"device_name": machine, "kernel_name": spec.function, "problem_size": spec.problem_size(size_name),
+            "tune_params_keys": list(spec.tune_params(TARGET)), "tune_params": spec.tune_params(TARGET),
+            "objective": "compile_time"}
+
+
+def measure(kernel: str, cache: str | Path, *, count: int | None = None, size_name: str = SIZE, arch: str = "sm_90",
+            nvcc: str | None = None, seconds: float | None = None) -> dict[str, int]:
+    """Time nvcc on the first `count` configurations of the measurement order into the open cache `cache`.
+
+    Stops after `seconds` when given (between two configurations). Returns counts.
+    """
+    from analysis.sweep.gpu_lease import ShardWriter
+    from analysis.sweep.provenance import cpu_model
+
+    spec = harness.load_spec(kernel)
+    names = list(spec.tune_params(TARGET))
+    order = measurement_order(spec, target=TARGET)[:count]
+    cache = Path(cache)
+    writer = ShardWriter(cache, header(kernel, cpu_model(), size_name))
+    strings = cuda_modules.KernelStrings(spec, size_name)
+    nvcc = nvcc or cuda_modules.nvcc_path()
+    start = time.monotonic()
+    done = 0
+    with tempfile.TemporaryDirectory(prefix=f"tsb-cuda-compile-{kernel}-") as tmp:
+        for config in order:
+            key = config_key(config, names)
+            if key in writer.keys:
+                continue
+            if seconds is not None and time.monotonic() - start > seconds:
+                break
+            while any(cache.parent.glob(f"{PAUSE_FILE}*")):
+                time.sleep(5)
+            _, text = strings(config)
+            out = Path(tmp) / "c.cubin"
+            t0 = time.perf_counter()
+            cuda_modules.compile_alone(spec, text, out, arch, nvcc)
+            ms = (time.perf_counter() - t0) * 1000
+            out.unlink()
+            writer.append({key: {**{p: config[p] for p in names}, "compile_time": round(ms, 3),
+                                 "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}})
+            done += 1
+    return {"measured_now": done, "measured": len(writer.keys), "order": len(order)}
+
+
+def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | Path, *, arch: str = "sm_90",
+            note: str = "", data_dir: str | Path = "data") -> Path:
+    """Close `cache` into the gzipped cache `out` (entries in measurement order) with its provenance JSON;
+    refresh data/MANIFEST.csv for `out`'s folder when it lies under `data_dir`."""
+    from analysis.io import atomic_path, write_json
+    from analysis.sweep.provenance import cpu_model
+
+    spec = harness.load_spec(kernel)
+    names = list(spec.tune_params(TARGET))
+    cachefile.repair(Path(cache))
+    doc = cachefile.read(Path(cache))
+    rank = {config_key(c, names): i for i, c in enumerate(measurement_order(spec, target=TARGET))}
+    entries = dict(sorted(doc["cache"].items(), key=lambda kv: rank[kv[0]]))
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out) as tmp:
+        with gzip.GzipFile(tmp, "wb", mtime=0) as fh:
+            fh.write(json.dumps({**{k: v for k, v in doc.items() if k != "cache"}, "cache": entries}).encode())
+        tmp.chmod(0o644)
+    ms = [e["compile_time"] for e in entries.values()]
+    stamps = sorted(e["timestamp"] for e in entries.values())
+    write_json({
+        "kernel": kernel, "target": TARGET, "size": SIZE,
+        "what": "nvcc compiling each configuration's Kernel Tuner kernel string on its own (-cubin, Kernel Tuner's "
+                "compiler options), as Kernel Tuner's PyCUDA backend does for every configuration it evaluates; "
+                "compile_time is that nvcc process's wall time (ms), one nvcc at a time "
+                "(analysis.sweep.cuda_compile_cost)",
+        "not_included": "loading the module on the GPU; that the GPU machine's host CPU compiles at another speed",
+        "arch": arch, "nvcc": cuda_modules.nvcc_version(), "machine": cpu_model(),
+        "configurations": len(entries), "space_configurations": len(rank),
+        "sample": {"order_seed": ORDER_SEED, "order": "analysis.sweep.compile_cost.measurement_order, target cuda",
+                   "is_prefix_of_order": max((rank[k] for k in entries), default=-1) + 1 == len(entries)},
+        "compile_time_ms": {"mean": sum(ms) / len(ms), "min": min(ms), "max": max(ms)} if ms else None,
+        "measured_from": stamps[0] if stamps else None, "measured_to": stamps[-1] if stamps else None,
+        "note": note,
+    }, Path(provenance))
+    Path(provenance).chmod(0o644)
+    root = Path(data_dir).resolve()
+    if root in out.resolve().parents:
+        from analysis import manifest
+
+        manifest.update(data_dir, out.resolve().parent.relative_to(root).as_posix(),
+                        source="measured by this suite (analysis.sweep.cuda_compile_cost, "
+                               "`python -m analysis.cli cuda-compile-cost`)",
+                        licence="same as this repository", citation="this repository (see README, Citation)")
+    return out

@@ -1,0 +1,55 @@
+"""The CUDA sweep's per-configuration compile cost (analysis.sweep.cuda_compile_cost) and the published H200
+sweep: its packs merge into the published cache, and a space is built from it only with compile times."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from analysis.errors import SpaceError
+from analysis.spaces.importers import import_space
+from analysis.sweep import cachefile, cuda_compile_cost, gpu_lease, harness
+from analysis.sweep.compile_cost import measurement_order
+from analysis.sweep.configs import config_key
+from helpers import REPO
+
+H200 = REPO / "data" / "sweeps" / "cuda" / "nvidia-h200"
+needs_nvcc = pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH: nothing compiled")
+
+
+@needs_nvcc
+def test_measure_resumes_in_the_stratified_order_and_publishes(tmp_path):
+    spec = harness.load_spec("bessel")
+    names = list(spec.tune_params("cuda"))
+    order = [config_key(c, names) for c in measurement_order(spec, target="cuda")]
+    cache = tmp_path / "work" / "bessel.json"
+    assert cuda_compile_cost.measure("bessel", cache, count=2)["measured_now"] == 2
+    assert cuda_compile_cost.measure("bessel", cache, count=3) == {"measured_now": 1, "measured": 3, "order": 3}
+    doc = cachefile.read(cache)
+    assert list(doc["cache"]) == order[:3] and doc["tune_params_keys"] == names
+    assert all(e["compile_time"] > 1.0 for e in doc["cache"].values())  # nvcc takes more than a millisecond
+    out = cuda_compile_cost.publish("bessel", cache, tmp_path / "pub" / "bessel.json.gz", tmp_path / "pub" / "p.json",
+                                    data_dir=tmp_path / "nodata")
+    with gzip.open(out, "rt") as fh:
+        assert list(json.load(fh)["cache"]) == order[:3]
+    prov = json.loads((tmp_path / "pub" / "p.json").read_text())
+    assert prov["configurations"] == 3 and prov["sample"]["is_prefix_of_order"] and prov["target"] == "cuda"
+
+
+def test_the_published_h200_packs_merge_into_the_published_cache(tmp_path):
+    """The three lease runs (run 3 continued run 2's visit on the same machine) give the whole kmeans space;
+    merged again they give the published files byte for byte."""
+    summary = gpu_lease.merge_packs([H200 / "packs"], tmp_path, data_dir=tmp_path / "nodata")
+    assert summary == {"kmeans": {"complete": True, "configurations": 3072}}
+    for name in ("kmeans.json.gz", "kmeans.yaml"):
+        assert (tmp_path / name).read_bytes() == (H200 / name).read_bytes(), name
+    assert json.loads((tmp_path / "kmeans.provenance.json").read_text()) == json.loads(
+        (H200 / "kmeans.provenance.json").read_text())
+
+
+def test_a_space_from_the_grouped_cuda_sweep_needs_compile_times():
+    with pytest.raises(SpaceError, match="library_build_time"):
+        import_space(H200 / "kmeans.json.gz", kernel="kmeans", device="nvidia-h200", definition=H200 / "kmeans.yaml")
