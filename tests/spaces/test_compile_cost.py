@@ -100,7 +100,7 @@ def test_measure_resume_publish_and_import(tmp_path):
 
 
 def test_grouped_cache_without_compile_times_is_refused():
-    with pytest.raises(SpaceError, match="library_build_time.*grouped host-CPU sweep.*compile_times"):
+    with pytest.raises(SpaceError, match="library_build_time.*grouped sweep.*compile_times"):
         import_space(SWEEP / "kmeans.json.gz", kernel="kmeans", device="amd-epyc-vm", definition=SWEEP / "kmeans.yaml")
 
 
