@@ -71,7 +71,7 @@ def _plan_doc(a: argparse.Namespace) -> int:
 
 # defaults, literal so that registering the commands imports nothing heavy (tests check them against
 # analysis.sweep.gpu_lease's and cuda_modules' constants)
-DEFAULTS = {"size": "gpu", "chunk": 16, "batch": 256, "energy_window": 0.0, "reserve_s": 60.0, "visit_minutes": 25.0,
+DEFAULTS = {"size": "gpu", "chunk": 16, "batch": 256, "energy_window": 0.0, "reserve_s": 60.0, "visit_minutes": 12.0,
             "doc": "docs/kernels.md", "report": "benchmarks/reports/bench_gpu_lease.json"}
 
 

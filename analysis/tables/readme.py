@@ -34,7 +34,11 @@ class Tables:
     def __init__(self, folder: str | Path, config: str | Path):
         self.folder = Path(folder)
         self._cache: dict[str, pd.DataFrame] = {}
-        self.objective_sets: dict[str, list[str]] = yaml.safe_load(Path(config).read_text())["objective_sets"]
+        cfg = yaml.safe_load(Path(config).read_text())
+        self.objective_sets: dict[str, list[str]] = cfg["objective_sets"]
+        # space name (device/kernel) -> its source file, which says where it was measured
+        self.sources: dict[str, str] = {f"{s['device']}/{s['kernel']}": str(s.get("source", ""))
+                                        for s in cfg.get("spaces") or []}
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self._cache:
@@ -336,12 +340,13 @@ def readme_spaces(t: Tables) -> str:
     sp = t["spaces"]
     multi = t.multi_sets()
     excluded = sp["excluded"].fillna("").astype(str) if "excluded" in sp else pd.Series("", index=sp.index)
-    studied = sp[excluded == ""]
-    is_multi = studied[[f"Z_{s}" for s in multi]].notna().all(axis=1) if multi else studied["space"].isna()
+    kinds = _space_kinds(t)
+    labels = {"GPU": "GPU spaces tuned on time",
+              "host-CPU": f"host-CPU spaces of the mixed-precision kernels (time, and {' / '.join(multi)})",
+              GPU_MIXED: f"GPU spaces of the mixed-precision kernels (time, and {' / '.join(multi)})"}
     parts = []
-    for label, part in (("GPU spaces tuned on time", studied[~is_multi]),
-                        (f"host-CPU spaces of the mixed-precision kernels (time, and {' / '.join(multi)})",
-                         studied[is_multi])):
+    for kind in ("GPU", "host-CPU", GPU_MIXED):
+        label, part = labels[kind], kinds[kind]
         if part.empty:
             continue
         text = (f"{len(part)} {label}: {num(part['constrained_size'].min(), 0)}–"
@@ -429,9 +434,13 @@ def readme_thesis(t: Tables) -> str:
                          + ("" if r["n_reached"] == r["n_pairs"] else f"; {r['status']}"))
         rows.append(["Table 4: speedup to RS's budget-200 quality", kernel, *cells])
     pairs = int(t["improvement_over_rs"].query("scope == @scope")["n_pairs"].max())
+    kinds = _space_kinds(t)
+    where = (f"{pairs} (host-CPU space, {' / '.join(multi)}) pairs" if kinds[GPU_MIXED].empty else
+             f"{pairs} (space, {' / '.join(multi)}) pairs of {len(kinds['host-CPU'])} host-CPU and "
+             f"{len(kinds[GPU_MIXED])} GPU space{_s(len(kinds[GPU_MIXED]))}")
     return "\n\n".join([
         f"**Against the thesis** (seed 000's Tables 2, 4 and 5, NSGA-II and NSGA-III against RS, mean (± SD) "
-        f"in %, ours first, on the {pairs} (host-CPU space, {' / '.join(multi)}) pairs; the thesis's on "
+        f"in %, ours first, on the {where}; the thesis's on "
         "its nine kernels × two GPUs × two objective sets; the same formulas, `tables/improvement_over_rs.csv`, "
         "`tables/speedup_to_rs.csv`, `tables/eval_time.csv`):",
         table(["table", "row", "NSGA-II: ours vs thesis", "NSGA-III: ours vs thesis"], rows),
@@ -880,14 +889,27 @@ def smallest_budget(t: Tables) -> str:
     return text
 
 
+GPU_MIXED = "mixed-precision GPU"  # a mixed-precision kernel's CUDA space (data/sweeps/cuda/)
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
 def _space_kinds(t: Tables) -> dict[str, pd.DataFrame]:
-    """The studied spaces of tables/spaces.csv: the host-CPU (multi-objective) ones and the GPU (time) ones."""
+    """The studied spaces of tables/spaces.csv by where they were measured: `host-CPU` (the mixed-precision
+    kernels swept on the host CPU, data/sweeps/cpu/), `mixed-precision GPU` (their CUDA sweeps,
+    data/sweeps/cuda/) and `GPU` (every other space: the imported GPU spaces). A space the config does not
+    name (tables of another config) counts as host-CPU when it is multi-objective, as GPU otherwise."""
     sp = t["spaces"]
     multi = t.multi_sets()
     excluded = sp["excluded"].fillna("").astype(str) if "excluded" in sp else pd.Series("", index=sp.index)
     studied = sp[excluded == ""]
     is_multi = studied[[f"Z_{s}" for s in multi]].notna().all(axis=1) if multi else studied["space"].isna()
-    return {"host-CPU": studied[is_multi], "GPU": studied[~is_multi]}
+    source = studied["space"].map(lambda name: t.sources.get(name, "")).str.replace("\\", "/")
+    cpu = source.str.contains("/sweeps/cpu/") | ((source == "") & is_multi)
+    cuda = source.str.contains("/sweeps/cuda/")
+    return {"host-CPU": studied[cpu], GPU_MIXED: studied[cuda & ~cpu], "GPU": studied[~cpu & ~cuda]}
 
 
 def _paper_sizes(kernels: Sequence[str]) -> dict[str, int]:
@@ -912,6 +934,10 @@ def space_difference(t: Tables) -> str:
     ours = host.set_index("kernel")["constrained_size"]
     text = (f"The spaces differ: budget {top} covers {span(100 * top / host['constrained_size'])} % of each of our "
             f"{len(host)} host-CPU spaces")
+    gpu = _space_kinds(t)[GPU_MIXED]
+    if not gpu.empty:
+        text += (f" and {span(100 * top / gpu['constrained_size'])} % of our {len(gpu)} mixed-precision GPU "
+                 f"space{_s(len(gpu))} ({listing(list(gpu['space']))})")
     if paper:
         theirs = pd.Series(paper)
         ratio = theirs / ours.groupby(level=0).max().reindex(theirs.index)
@@ -921,8 +947,9 @@ def space_difference(t: Tables) -> str:
 
 
 def table4_devices(t: Tables) -> str:
-    """What the SD of a Table 4 row measures: the devices a kernel's host-CPU spaces come from."""
-    host = _space_kinds(t)["host-CPU"]
+    """What the SD of a Table 4 row measures: the devices a kernel's multi-objective spaces come from."""
+    kinds = _space_kinds(t)
+    host = pd.concat([kinds["host-CPU"], kinds[GPU_MIXED]])
     if host.empty:
         return ""
     devices = host.groupby("kernel")["device"].nunique()
@@ -942,7 +969,7 @@ def eval_time_reading(t: Tables) -> str:
     if not set(cols) <= set(sp.columns):
         return text
     parts = []
-    host_bench = None
+    host_bench, bench_kind = None, "host-CPU"
     for kind, frame in _space_kinds(t).items():
         frame = frame.dropna(subset=cols)
         if frame.empty:
@@ -951,9 +978,11 @@ def eval_time_reading(t: Tables) -> str:
         largest = frame[cols].idxmax(axis=1).str.removesuffix("_share_pct").value_counts()
         lead = (f"{largest.index[0]} the largest part on every one" if len(largest) == 1 else
                 "the largest part: " + listing([f"{p} on {n}" for p, n in largest.items()]))
-        parts.append(f"on the {len(frame)} {kind} spaces {shares} ({lead})")
-        if kind == "host-CPU":
-            host_bench = float(frame["benchmark_share_pct"].max())
+        parts.append(f"on the {len(frame)} {kind} space{_s(len(frame))} {shares} ({lead})")
+        if kind != "GPU":
+            top_bench = float(frame["benchmark_share_pct"].max())
+            if host_bench is None or top_bench > host_bench:
+                host_bench, bench_kind = top_bench, kind
     text += (" Where an evaluation's time goes (`tables/spaces.csv`, each part's share of a space's summed "
              "evaluation time, failed configurations included): " + "; ".join(parts) + ".")
     et = t["eval_time"]
@@ -963,13 +992,38 @@ def eval_time_reading(t: Tables) -> str:
         saved = (f"{name(best['setting'])}'s largest mean saving, {num(best['thesis_mean_pct'])} % at budget "
                  f"{int(best['budget'])},")
         limit = (f"faster kernels alone could save, which is at most the benchmark's share of RS's evaluation time "
-                 f"(up to {num(host_bench)} % on a host-CPU space)")
+                 f"(up to {num(host_bench)} % on a {bench_kind} space)")
         if round(float(best["thesis_mean_pct"]), 1) > round(host_bench, 1):
             text += (f" {saved} is more than {limit}, so the configurations it picks also cost less to compile or "
                      f"verify than RS's, on average.")
         else:
             text += f" {saved} is within what {limit}."
     return text
+
+
+def table4_gpu(t: Tables) -> str:
+    """Table 4 on our GPU spaces of the thesis's kernels (the thesis measured on GPUs), per space and objective
+    set, from tables/speedup_to_rs_spaces.csv, beside the thesis's row of that kernel."""
+    gpu = _space_kinds(t)[GPU_MIXED]
+    sp = t["speedup_to_rs_spaces"]
+    cells = []
+    for _, space in gpu.iterrows():
+        if space["kernel"] not in THESIS_TABLE4:
+            continue
+        rows = sp[(sp["device"] == space["device"]) & (sp["kernel"] == space["kernel"])]
+        for i, setting in enumerate(THESIS_SETTINGS):
+            part = rows[rows["setting"] == setting]
+            if part.empty:
+                continue
+            got = ", ".join(f"{r['objective_set']} {num(r['speedup_time_pct'])} %" if r["status"] == "reached" else
+                            f"{r['objective_set']} {r['status']}" for _, r in part.iterrows())
+            cells.append(f"{name(setting)} {got} (the thesis's {num(THESIS_TABLE4[space['kernel']][i][0])} %)")
+        if cells:
+            cells[0] = f"{space['space']}: " + cells[0]
+    if not cells:
+        return ""
+    return ("On our mixed-precision GPU space (Table 4 per space, `tables/speedup_to_rs_spaces.csv`: speedup in "
+            "evaluation time to RS's budget-200 quality) " + "; ".join(cells) + ".")
 
 
 def reading_thesis(t: Tables) -> str:
@@ -979,7 +1033,7 @@ def reading_thesis(t: Tables) -> str:
     parts = [smallest_budget(t),
              thesis_comparison(t, "improvement_over_rs", THESIS_TABLE2,
                                "Our mean improvement of the median final IGD+ over RS (Table 2)"),
-             space_difference(t), eval_time_reading(t), table4_devices(t)]
+             space_difference(t), eval_time_reading(t), table4_devices(t), table4_gpu(t)]
     return "- *The thesis's Tables 2, 4 and 5* (on our multi-objective pairs). " + " ".join(p for p in parts if p)
 
 
