@@ -89,6 +89,36 @@ def measure(kernel: str, cache: str | Path, *, count: int | None = None, size_na
     return {"measured_now": done, "measured": len(writer.keys), "order": len(order)}
 
 
+def outside_check(kernel: str, lease_cache: Path) -> dict[str, Any] | None:
+    """The GPU machine's own nvcc speed against this machine's, from the same kind of work: the lease's modules.
+
+    The lease's cache records each module's build (`library_build_time`, 15 nvcc side by side on the GPU
+    machine) and its variants; benchmarks/reports/bench_gpu_lease.json the grouped rate per core here. Their
+    ratio says how much longer the GPU machine's nvcc took per variant, so how far a compile cost measured
+    here may be from one paid there (under that machine's load during a lease).
+    """
+    from statistics import median
+
+    from analysis.sweep.gpu_lease import REPORT
+
+    if not lease_cache.is_file() or not REPORT.is_file():
+        return None
+    with gzip.open(lease_cache, "rt") as fh:
+        entries = [e for e in json.load(fh)["cache"].values() if e.get("library_variants")]
+    report = json.loads(REPORT.read_text())
+    rate = (report["compile"].get(kernel) or {}).get("grouped_configurations_per_s_per_core")
+    if not entries or not rate:
+        return None
+    there = median(e["library_build_time"] / e["library_variants"] for e in entries)
+    here = 1000.0 / rate
+    return {"gpu_machine_grouped_ms_per_variant_median": round(there, 1),
+            "this_machine_grouped_ms_per_variant": round(here, 1),
+            "ratio": round(there / here, 2),
+            "gpu_machine": "the lease's modules (15 nvcc side by side while one core measured)",
+            "this_machine": f"{REPORT.name}: {report['machine']['cpu_model']}, {report['jobs']} nvcc side by side, "
+                            f"{report['date'][:10]}"}
+
+
 def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | Path, *, arch: str = "sm_90",
             note: str = "", data_dir: str | Path = "data") -> Path:
     """Close `cache` into the gzipped cache `out` (entries in measurement order) with its provenance JSON;
@@ -123,6 +153,7 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
                    "is_prefix_of_order": max((rank[k] for k in entries), default=-1) + 1 == len(entries)},
         "compile_time_ms": {"mean": sum(ms) / len(ms), "min": min(ms), "max": max(ms)} if ms else None,
         "measured_from": stamps[0] if stamps else None, "measured_to": stamps[-1] if stamps else None,
+        "outside_check": outside_check(kernel, out.parent.parent / f"{kernel}.json.gz"),
         "note": note,
     }, Path(provenance))
     Path(provenance).chmod(0o644)

@@ -52,3 +52,15 @@ def test_the_published_h200_packs_merge_into_the_published_cache(tmp_path):
 def test_a_space_from_the_grouped_cuda_sweep_needs_compile_times():
     with pytest.raises(SpaceError, match="library_build_time"):
         import_space(H200 / "kmeans.json.gz", kernel="kmeans", device="nvidia-h200", definition=H200 / "kmeans.yaml")
+
+
+def test_the_docs_quote_the_published_measurements():
+    """docs/kernels.md quotes the visits' rates and the compile cost's outside check; they must be the data's."""
+    text = (REPO / "docs" / "kernels.md").read_text()
+    rates = {}
+    for n in (1, 2):
+        prov, _ = gpu_lease.read_pack(next((H200 / "packs" / str(n)).glob("*.tar")))
+        rates[n] = prov["kernels"]["kmeans"]["throughput"]["measure_configurations_per_s"]
+    assert f"measured {rates[1]:.2f} configurations/s on K-Means, the second, without, {rates[2]:.1f}" in text
+    check = json.loads((H200 / "compile" / "kmeans.provenance.json").read_text())["outside_check"]
+    assert f"nvcc took {check['ratio']:.2f} times as long per variant" in text
