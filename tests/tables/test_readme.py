@@ -350,3 +350,22 @@ def test_eval_time_shares_in_the_spaces_table(tmp_path):
     # without the parquets the columns are there, empty
     assert main(["spaces-table", *files, *out]) == 0
     assert pd.read_csv(tmp_path / "spaces.csv")["compile_share_pct"].isna().all()
+
+
+def test_spaces_are_told_apart_by_where_they_were_measured(tmp_path):
+    """host-CPU, mixed-precision GPU (data/sweeps/cuda/) and the other GPU spaces come from the config's
+    sources, not from whether a space is multi-objective: a CUDA sweep tuned on O3 is a GPU space."""
+    import yaml
+
+    spaces = [{"kernel": "kmeans", "device": "cpu-vm", "source": "data/sweeps/cpu/cpu-vm/kmeans.json.gz"},
+              {"kernel": "kmeans", "device": "h200", "source": "data/sweeps/cuda/h200/kmeans.json.gz"},
+              {"kernel": "gemm", "device": "A100", "source": "data/benchmark_hub/cachefiles/gemm/A100.json.gz"}]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"objective_sets": {"O3": ["time", "memory", "mre"],
+                                                                             "time": ["time"]}, "spaces": spaces}))
+    pd.DataFrame({"space": ["cpu-vm/kmeans", "h200/kmeans", "A100/gemm"], "device": ["cpu-vm", "h200", "A100"],
+                  "kernel": ["kmeans", "kmeans", "gemm"], "Z_O3": [1.0, 1.0, None], "Z_time": [1.0, 1.0, 1.0],
+                  "excluded": [None, None, None]}).to_csv(tmp_path / "spaces.csv", index=False)
+    pd.DataFrame({"objective_set": ["O3", "time"]}).to_csv(tmp_path / "indicators.csv", index=False)
+    kinds = results._space_kinds(results.Tables(tmp_path, tmp_path / "config.yaml"))
+    assert {k: list(v["space"]) for k, v in kinds.items()} == {
+        "host-CPU": ["cpu-vm/kmeans"], results.GPU_MIXED: ["h200/kmeans"], "GPU": ["A100/gemm"]}
