@@ -290,8 +290,9 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--definition", default="")
     s.add_argument("--objectives", default="{}", help="JSON: source field -> objective")
     s.add_argument("--compile-times", nargs="*", default=[],
-                   help="Kernel Tuner caches of the configurations compiled one by one (a grouped host-CPU sweep "
-                        "needs them): each configuration's compile time is measured there or imputed from them")
+                   help="Kernel Tuner caches of the configurations compiled one by one (a grouped sweep, host-CPU "
+                        "or CUDA, needs them): each configuration's compile time is measured there or imputed "
+                        "from them")
     s.add_argument("--parquet", required=True)
     s.add_argument("--meta", required=True)
     s.set_defaults(func=_import_space)
