@@ -75,3 +75,15 @@ def update(data_dir: str | Path, prefix: str, source: str, licence: str, citatio
     ]
     df = pd.concat([old, pd.DataFrame(new, columns=COLUMNS)], ignore_index=True).sort_values("path")
     write_csv(df, path)
+
+
+def record_measured(data_dir: str | Path, folder: str | Path, source: str, keep: tuple[str, ...] = ()) -> bool:
+    """Refresh the manifest entries of `folder` when it lies under `data_dir`: files this suite measured,
+    under the repository's licence and citation. False (nothing done) for a folder outside `data_dir`."""
+    root = Path(data_dir).resolve()
+    folder = Path(folder).resolve()
+    if root not in folder.parents:
+        return False
+    update(data_dir, folder.relative_to(root).as_posix(), source=source, licence="same as this repository",
+           citation="this repository (see README, Citation)", keep=keep)
+    return True

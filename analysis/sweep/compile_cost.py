@@ -195,10 +195,7 @@ def publish(kernel: str, caches: Sequence[str | Path], out: str | Path, provenan
         "software": {"kernel_tuner": getattr(kernel_tuner, "__version__", None)},
     }, provenance)
     provenance.chmod(0o644)
-    root = Path(data_dir).resolve()
-    if root in out.resolve().parents:
-        manifest.update(data_dir, out.resolve().parent.relative_to(root).as_posix(),
-                        source="measured by this suite (analysis.sweep.compile_cost, "
-                               "`python -m analysis.cli compile-cost-measure` / `compile-cost-publish`)",
-                        licence="same as this repository", citation="this repository (see README, Citation)")
+    manifest.record_measured(data_dir, out.parent, "measured by this suite (analysis.sweep.compile_cost, "
+                                                   "`python -m analysis.cli compile-cost-measure` / "
+                                                   "`compile-cost-publish`)")
     return out

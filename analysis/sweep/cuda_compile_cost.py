@@ -157,12 +157,8 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
         "note": note,
     }, Path(provenance))
     Path(provenance).chmod(0o644)
-    root = Path(data_dir).resolve()
-    if root in out.resolve().parents:
-        from analysis import manifest
+    from analysis import manifest
 
-        manifest.update(data_dir, out.resolve().parent.relative_to(root).as_posix(),
-                        source="measured by this suite (analysis.sweep.cuda_compile_cost, "
-                               "`python -m analysis.cli cuda-compile-cost`)",
-                        licence="same as this repository", citation="this repository (see README, Citation)")
+    manifest.record_measured(data_dir, out.parent, "measured by this suite (analysis.sweep.cuda_compile_cost, "
+                                                   "`python -m analysis.cli cuda-compile-cost`)")
     return out

@@ -1314,12 +1314,9 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
                 summary[kernel] = {"complete": False, "configurations": len(valid), "measured": len(ordered)}
     for f in out.glob("*.*"):
         f.chmod(0o644)
-    root = Path(data_dir).resolve()
-    if root in out.resolve().parents:  # published under data/: refresh the manifest (packs and merged files)
-        from analysis import manifest
+    from analysis import manifest
 
-        manifest.update(data_dir, out.resolve().relative_to(root).as_posix(),
-                        source="measured by this suite (analysis.sweep.gpu_lease, `python -m analysis.cli gpu-lease` "
-                               "/ `gpu-lease-merge`)", licence="same as this repository",
-                        citation="this repository (see README, Citation)", keep=("compile",))
+    # published under data/: refresh the manifest for the packs and the merged files (compile/ has its own)
+    manifest.record_measured(data_dir, out, "measured by this suite (analysis.sweep.gpu_lease, `python -m "
+                                            "analysis.cli gpu-lease` / `gpu-lease-merge`)", keep=("compile",))
     return summary

@@ -1022,8 +1022,29 @@ def table4_gpu(t: Tables) -> str:
             cells[0] = f"{space['space']}: " + cells[0]
     if not cells:
         return ""
-    return ("On our mixed-precision GPU space (Table 4 per space, `tables/speedup_to_rs_spaces.csv`: speedup in "
+    text = ("On our mixed-precision GPU space (Table 4 per space, `tables/speedup_to_rs_spaces.csv`: speedup in "
             "evaluation time to RS's budget-200 quality) " + "; ".join(cells) + ".")
+    ind = t["indicators"]
+    for _, space in gpu.iterrows():
+        rows = ind[(ind["device"] == space["device"]) & (ind["kernel"] == space["kernel"])
+                   & ind["objective_set"].isin(t.multi_sets())]
+        med = rows.set_index(["setting", "objective_set", "budget"])["igd_median"]
+        sentences = []
+        for i, setting in enumerate(THESIS_SETTINGS):
+            per_set = []
+            for oset in t.multi_sets():
+                vals = []
+                for b in sorted(THESIS_TABLE2):
+                    rs, a = med.get(("rs", oset, b)), med.get((setting, oset, b))
+                    vals.append("–" if rs is None or a is None or rs == 0 else num(100 * (rs - a) / rs))
+                per_set.append(f"{', '.join(vals)} % on {oset}")
+            theirs = ", ".join(num(THESIS_TABLE2[b][i][0]) for b in sorted(THESIS_TABLE2))
+            sentences.append(f"{name(setting)}'s {' and '.join(per_set)} (the thesis's mean: {theirs} %)")
+        if sentences:
+            text += (f" Its improvement of the median final IGD+ over RS, (m_RS − m_A) / m_RS, at budgets "
+                     f"{', '.join(str(b) for b in sorted(THESIS_TABLE2))} (Table 2 on {space['space']}, "
+                     f"`tables/indicators.csv`): " + "; ".join(sentences) + ".")
+    return text
 
 
 def reading_thesis(t: Tables) -> str:
