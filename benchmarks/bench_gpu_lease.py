@@ -3,6 +3,7 @@
     python benchmarks/bench_gpu_lease.py [--kernels ...] [--chunk 16] [--write-report]
     python benchmarks/bench_gpu_lease.py --gpu [--max-configs 300] [--deadline-min 8]   # where a GPU is lent
     python benchmarks/bench_gpu_lease.py --metrics-only [--metrics-kernel bessel] [--json F]   # after a visit's lease
+    python benchmarks/bench_gpu_lease.py --packs data/sweeps/cuda/nvidia-h200/packs   # what the visits recorded
 
 Compile stage (needs nvcc only): for each kernel, `--groups` precision combinations of its CUDA
 space drawn at random (seeded), and `--chunk` of each one's optimisation variants drawn at random,
@@ -129,6 +130,30 @@ def gpu_available() -> tuple[bool, str]:
     return (n > 0, f"{n} CUDA device(s)") if n else (False, "no CUDA device")
 
 
+def visits_table(folder: Path) -> str:
+    """Per visit (pack) and kernel, the stage rates the lease recorded on the GPU machine."""
+    from analysis.sweep import gpu_lease
+
+    lines = [f"{'pack':<48}{'kernel':<15}{'measured':>9}{'measure cfg/s':>15}{'metrics ms/cfg':>16}"
+             f"{'nvcc s/cfg':>12}{'to host':>9}  energy"]
+    for pack in sorted(folder.rglob("*.tar")):
+        prov, _ = gpu_lease.read_pack(pack)
+        energy = "on" if prov["energy"].get("recorded") else "off"
+        for kernel, rec in prov["kernels"].items():
+            t = rec.get("throughput")
+            if not t:
+                continue
+            per_cfg = t["compile_nvcc_s"] / t["compiled_configurations"] if t.get("compiled_configurations") else None
+            lines.append(f"{str(pack.relative_to(folder)):<48}{kernel:<15}{rec['measured_now']:>9}"
+                         f"{t.get('measure_configurations_per_s') or float('nan'):>15.2f}"
+                         f"{t.get('metrics_ms_per_check') or float('nan'):>16.2f}{per_cfg or float('nan'):>12.3f}"
+                         f"{t.get('outputs_copied_to_host', 0):>9}  {energy}")
+        lines.append(f"  GPU {prov['gpu']['name']}, host {prov['host']['cpu_model']} ({prov['host']['cpu_count']} "
+                     f"cores, load {prov['host']['load_average'][0]} at the end), {prov['compile']['jobs']} nvcc "
+                     f"workers, visit {prov['visit']['id']}: {prov['visit']['stop']}")
+    return "\n".join(lines)
+
+
 def gpu_name() -> str:
     import cupy
 
@@ -186,7 +211,12 @@ def main(argv=None) -> int:
                          "what a visit runs after its lease)")
     ap.add_argument("--metrics-kernel", default="blackscholes", help="--metrics-only: the kernel whose output is used")
     ap.add_argument("--json", default=None, help="--metrics-only: also write the result to this file")
+    ap.add_argument("--packs", default=None, help="print the stage rates the visits' packs under this folder "
+                    "recorded on their GPU (e.g. data/sweeps/cuda/nvidia-h200/packs) and stop")
     a = ap.parse_args(argv)
+    if a.packs:
+        print(visits_table(Path(a.packs)))
+        return 0
     if a.metrics_only:
         ok, why = gpu_available()
         if not ok:

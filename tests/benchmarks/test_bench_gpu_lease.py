@@ -1,0 +1,30 @@
+"""benchmarks/bench_gpu_lease.py --packs: the stage rates the published visits recorded on their GPU."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from analysis.sweep import gpu_lease
+from helpers import REPO
+
+PACKS = REPO / "data" / "sweeps" / "cuda" / "nvidia-h200" / "packs"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_gpu_lease", REPO / "benchmarks" / "bench_gpu_lease.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_visits_table_prints_every_packs_recorded_rates():
+    text = _bench().visits_table(PACKS)
+    packs = sorted(PACKS.rglob("*.tar"))
+    assert len(packs) == 3
+    for pack in packs:
+        prov, _ = gpu_lease.read_pack(pack)
+        t = prov["kernels"]["kmeans"]["throughput"]
+        line = next(ln for ln in text.splitlines() if ln.startswith(str(pack.relative_to(PACKS))))
+        assert f"{t['measure_configurations_per_s']:.2f}" in line and f"{t['metrics_ms_per_check']:.2f}" in line
+        assert line.endswith("on" if prov["energy"]["recorded"] else "off")
+    assert "NVIDIA H200" in text
