@@ -244,13 +244,16 @@ def stage_table(jobs: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 def space_groups(configfile: str | Path) -> dict[str, str]:
-    """"device/kernel" -> its group in the config: `group`, else "host-CPU (mixed precision)" for a space with
-    objective sets of its own from the config's defaults, else "(no group)"."""
+    """"device/kernel" -> its group in the config: `group`, else, for a space with the config's default
+    objective sets, "GPU (mixed precision)" for a CUDA sweep (data/sweeps/cuda/) and "host-CPU (mixed
+    precision)" for any other, else "(no group)"."""
     import yaml
 
     groups = {}
     for space in yaml.safe_load(Path(configfile).read_text()).get("spaces", []):
-        default = "(no group)" if space.get("objective_sets") else "host-CPU (mixed precision)"
+        mixed = "GPU (mixed precision)" if "/sweeps/cuda/" in f"/{space.get('source', '')}" else \
+            "host-CPU (mixed precision)"
+        default = "(no group)" if space.get("objective_sets") else mixed
         groups[f"{space['device']}/{space['kernel']}"] = space.get("group") or default
     return groups
 

@@ -341,23 +341,21 @@ def readme_spaces(t: Tables) -> str:
     multi = t.multi_sets()
     excluded = sp["excluded"].fillna("").astype(str) if "excluded" in sp else pd.Series("", index=sp.index)
     kinds = _space_kinds(t)
-    labels = {"GPU": "GPU spaces tuned on time",
-              "host-CPU": f"host-CPU spaces of the mixed-precision kernels (time, and {' / '.join(multi)})",
-              GPU_MIXED: f"GPU spaces of the mixed-precision kernels (time, and {' / '.join(multi)})"}
+    labels = {"GPU": "GPU space{s} tuned on time",
+              "host-CPU": f"host-CPU space{{s}} of the mixed-precision kernels (time, and {' / '.join(multi)})",
+              GPU_MIXED: f"GPU space{{s}} of the mixed-precision kernels (time, and {' / '.join(multi)})"}
     parts = []
     for kind in ("GPU", "host-CPU", GPU_MIXED):
-        label, part = labels[kind], kinds[kind]
+        part = kinds[kind]
         if part.empty:
             continue
-        text = (f"{len(part)} {label}: {num(part['constrained_size'].min(), 0)}–"
-                f"{num(part['constrained_size'].max(), 0)} configurations, "
-                f"{num(part['density_pct'].min(), 1)}–{num(part['density_pct'].max(), 1)} % of the Cartesian product")
+        text = (f"{len(part)} {labels[kind].format(s=_s(len(part)))}: {span(part['constrained_size'], 0)} "
+                f"configurations, {span(part['density_pct'], 1)} % of the Cartesian product")
         if "budget_share_pct" in part:
-            text += (f"; the largest budget covers {num(part['budget_share_pct'].min(), 1)}–"
-                     f"{num(part['budget_share_pct'].max(), 1)} % of a space")
+            text += f"; the largest budget covers {span(part['budget_share_pct'], 1)} % of a space"
         if "time_cv_median" in part and part["time_cv_median"].notna().any():
             text += (f"; median coefficient of variation of a configuration's times "
-                     f"{num(part['time_cv_median'].min(), 3)}–{num(part['time_cv_median'].max(), 3)}")
+                     f"{span(part['time_cv_median'].dropna(), 3)}")
         parts.append(text)
     out = ("**Spaces** (`tables/spaces.csv`; a space's configurations are all that satisfy its constraints, those "
            "that fail to compile or run included: what random search draws from, as in Kernel Tuner): "
@@ -976,7 +974,8 @@ def eval_time_reading(t: Tables) -> str:
             continue
         shares = ", ".join(f"{p} {span(frame[c])} %" for p, c in zip(EVAL_PARTS, cols))
         largest = frame[cols].idxmax(axis=1).str.removesuffix("_share_pct").value_counts()
-        lead = (f"{largest.index[0]} the largest part on every one" if len(largest) == 1 else
+        every = " on every one" if len(frame) > 1 else ""
+        lead = (f"{largest.index[0]} the largest part{every}" if len(largest) == 1 else
                 "the largest part: " + listing([f"{p} on {n}" for p, n in largest.items()]))
         parts.append(f"on the {len(frame)} {kind} space{_s(len(frame))} {shares} ({lead})")
         if kind != "GPU":
