@@ -14,7 +14,8 @@ SPACE = {"kernel": "k", "device": "d", "source": "data/x.json"}
 def test_both_configs_validate():
     full = cfg.load(REPO / "config" / "config.yaml")
     tiny = cfg.load(REPO / "config" / "test.yaml")
-    assert len(full["spaces"]) == 35  # 12 benchmark_hub + 14 benchmark_hub_more (1 excluded) + 9 host-CPU spaces
+    # 12 benchmark_hub + 14 benchmark_hub_more (1 excluded) + 9 host-CPU spaces + 1 CUDA space (data/sweeps/cuda/)
+    assert len(full["spaces"]) == 36
     assert list(cfg.excluded_spaces(full)) == ["RTX_3060_laptop/gemm"]
     assert tiny["output_root"] != "."  # the tiny study never overwrites published artifacts
     cfg.check_files(full, REPO)
@@ -361,3 +362,19 @@ def test_the_default_training_kernels_skip_an_excluded_space_of_one_of_them():
     c = cfg.validate({"spaces": [{**SPACE, "kernel": "bessel", "excluded": "incomplete"},
                                  {**SPACE, "kernel": "mriq"}]})
     assert cfg.excluded_spaces(c) == {"d/bessel": "incomplete"}
+
+
+def test_every_complete_cuda_sweep_is_in_the_study():
+    """A kernel's CUDA space merged whole from the GPU visits (data/sweeps/cuda/<gpu>/<kernel>.json.gz) is a
+    space of the full study, with its compile times; a partial one (<kernel>.partial.json.gz) is not."""
+    full = cfg.load(REPO / "config" / "config.yaml")
+    sources = {s["source"]: s for s in full["spaces"]}
+    merged = sorted(p for p in (REPO / "data" / "sweeps" / "cuda").glob("*/*.json.gz"))
+    assert merged
+    for path in merged:
+        rel = path.relative_to(REPO).as_posix()
+        if path.name.endswith(".partial.json.gz"):
+            assert rel not in sources
+            continue
+        assert rel in sources, f"{rel} is not a space of config/config.yaml"
+        assert sources[rel]["compile_times"] == [rel.replace(path.name, f"compile/{path.name}")]

@@ -259,7 +259,8 @@ def test_where_the_evaluation_time_goes_follows_the_spaces_table(tmp_path):
     assert "is within what faster kernels alone could save" in flipped
     assert "so the configurations it picks" not in flipped
     # ... and a saving above the largest benchmark share says the rest is compile or verification time
-    _set(folder, "spaces", lambda d: d["space"].isin(host),
+    multi = host | set(results._space_kinds(t)[results.GPU_MIXED]["space"])  # every multi-objective space
+    _set(folder, "spaces", lambda d: d["space"].isin(multi),
          {"compile_share_pct": 90.0, "verification_share_pct": 5.0, "benchmark_share_pct": 5.0})
     _set(folder, "eval_time", lambda d: _multi(d, "nsga3", 100), {"thesis_mean_pct": 30.0})
     again = results.eval_time_reading(results.Tables(folder, CONFIG))
@@ -313,11 +314,19 @@ def test_the_seed_001_reading_follows_the_gains_and_scores(tmp_path):
 
 
 def test_the_table_4_sentence_counts_the_devices_of_a_kernel(tmp_path):
+    """Host-CPU and mixed-precision GPU spaces of a kernel both count as its devices."""
     folder = _tables(tmp_path)
     t = results.Tables(folder, CONFIG)
-    assert "pairs of one device, so its SD is no measure" in results.table4_devices(t)
+    kinds = results._space_kinds(t)
     sp = pd.read_csv(folder / "spaces.csv")
-    host = results._space_kinds(t)["host-CPU"].iloc[[0]]
+    both = sp[sp["space"].isin(kinds["host-CPU"]["space"]) | sp["space"].isin(kinds[results.GPU_MIXED]["space"])]
+    devices = both.groupby("kernel")["device"].nunique()
+    expected = ("pairs of one device, so its SD is no measure" if devices.max() == 1
+                else f"pairs of {results.span(devices, 0)} devices.")
+    assert expected in results.table4_devices(t)
+    sp[~sp["space"].isin(kinds[results.GPU_MIXED]["space"])].to_csv(folder / "spaces.csv", index=False)
+    assert "pairs of one device, so its SD is no measure" in results.table4_devices(results.Tables(folder, CONFIG))
+    host = kinds["host-CPU"].iloc[[0]]
     host = host.assign(device="other-vm", space="other-vm/" + host["kernel"])
     pd.concat([sp, host]).to_csv(folder / "spaces.csv", index=False)
     assert "pairs of 1–2 devices." in results.table4_devices(results.Tables(folder, CONFIG))
