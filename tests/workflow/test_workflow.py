@@ -37,8 +37,9 @@ def planned_jobs(*args: str, cwd: Path) -> Counter:
 
 def test_dry_run_full_config(tmp_path):
     jobs = planned_jobs(cwd=tmp_path)
-    # benchmark_hub (12) and benchmark_hub_more (13 studied, 1 excluded) spaces (time), host-CPU spaces (O3, O5)
-    hub, excluded, cpu = 12 + 13, 1, 9
+    # benchmark_hub (12) and benchmark_hub_more (13 studied, 1 excluded) spaces (time), and the mixed-precision
+    # kernels' spaces (O3, O5): 9 host-CPU sweeps and 1 CUDA sweep (nvidia-h200/kmeans)
+    hub, excluded, cpu = 12 + 13, 1, 9 + 1
     sets = hub + 2 * cpu  # (space, objective set) pairs
     runs = sets * 5  # x settings; one job runs all four budgets of a setting
     grid = 3 * (9 + 6)  # training spaces (bessel, convolution2d, mriq) x grid settings
