@@ -394,7 +394,8 @@ def plan(kernels: Iterable[str] | None = None, resumed: Resumed | None = None, *
         spec = harness.load_spec(k)
         total = len(spec.valid_configs("cuda"))
         done = len(resumed.done(k) & {config_key(c, cache_names(spec)) for c in spec.valid_configs("cuda")})
-        m_rate, m_src = rates.get(k, (ASSUMED_MEASURE_RATE, "assumed (the issue's target; no GPU has measured it)"))
+        m_rate, m_src = rates.get(k, (ASSUMED_MEASURE_RATE,
+                                      "assumed (the issue's target; no GPU has measured this kernel)"))
         c_rate, c_src = compile.get(k, (None, "not measured"))
         kp = KernelPlan(k, total, done, m_rate, m_src, c_rate, c_src)
         need = kp.seconds

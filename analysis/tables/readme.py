@@ -339,7 +339,7 @@ def readme_spaces(t: Tables) -> str:
     """The study's spaces in one paragraph, from tables/spaces.csv."""
     sp = t["spaces"]
     multi = t.multi_sets()
-    excluded = sp["excluded"].fillna("").astype(str) if "excluded" in sp else pd.Series("", index=sp.index)
+    excluded = _excluded(sp)
     kinds = _space_kinds(t)
     labels = {"GPU": "GPU space{s} tuned on time",
               "host-CPU": f"host-CPU space{{s}} of the mixed-precision kernels (time, and {' / '.join(multi)})",
@@ -887,6 +887,13 @@ def smallest_budget(t: Tables) -> str:
     return text
 
 
+def _excluded(sp: pd.DataFrame) -> pd.Series:
+    """The spaces table's `excluded` column as text ("" for a space in the studies)."""
+    if "excluded" not in sp:
+        return pd.Series("", index=sp.index)
+    return sp["excluded"].astype(object).fillna("").astype(str)
+
+
 GPU_MIXED = "mixed-precision GPU"  # a mixed-precision kernel's CUDA space (data/sweeps/cuda/)
 
 
@@ -901,7 +908,7 @@ def _space_kinds(t: Tables) -> dict[str, pd.DataFrame]:
     name (tables of another config) counts as host-CPU when it is multi-objective, as GPU otherwise."""
     sp = t["spaces"]
     multi = t.multi_sets()
-    excluded = sp["excluded"].fillna("").astype(str) if "excluded" in sp else pd.Series("", index=sp.index)
+    excluded = _excluded(sp)
     studied = sp[excluded == ""]
     is_multi = studied[[f"Z_{s}" for s in multi]].notna().all(axis=1) if multi else studied["space"].isna()
     source = studied["space"].map(lambda name: t.sources.get(name, "")).str.replace("\\", "/")
