@@ -18,10 +18,15 @@ import pandas as pd
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; move it onto `path` only if the block succeeds."""
+    """Yield a temporary path beside `path`; move it onto `path` only if the block succeeds.
+
+    The file gets mode 0644 (readable by everyone), not the 0600 that mkstemp gives a temporary file;
+    a block that replaces the temporary file (writes a new one at its path) sets its own mode.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.fchmod(fd, 0o644)
     os.close(fd)
     try:
         yield Path(tmp)

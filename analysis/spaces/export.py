@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -108,14 +107,13 @@ def _t4_number(v: float) -> float | str:
 
 def write_document(doc: dict[str, Any], path: str | Path) -> Path:
     """Write `doc` as JSON with its keys in their own order (the parameters' order is the kernel's),
-    atomically, readable by everyone (0644; a temporary file is created 0600)."""
+    atomically, readable by everyone (0644, analysis.io.atomic_path)."""
     from analysis.io import atomic_path
 
     path = Path(path)
     with atomic_path(path) as tmp:
         # Kernel Tuner reads a cache as complete only when it ends in "}\n}" or "}}}" (util.correct_open_cache)
         tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
-        os.chmod(tmp, 0o644)
     return path
 
 

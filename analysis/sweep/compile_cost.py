@@ -175,7 +175,6 @@ def publish(kernel: str, caches: Sequence[str | Path], out: str | Path, provenan
     with atomic_path(out) as tmp:
         with gzip.GzipFile(tmp, "wb", mtime=0) as fh:
             fh.write(json.dumps({**header, "cache": ordered}, indent=None).encode())
-        tmp.chmod(0o644)
     stamps = sorted(e["timestamp"] for e in ordered.values() if "timestamp" in e)
     compile_ms = [e["compile_time"] for e in ordered.values() if isinstance(e.get("compile_time"), (int, float))]
     write_json({
@@ -194,7 +193,6 @@ def publish(kernel: str, caches: Sequence[str | Path], out: str | Path, provenan
                      "flags": ["-fPIC", *(_portable(f) for f in harness.port_compiler_options(spec))]},
         "software": {"kernel_tuner": getattr(kernel_tuner, "__version__", None)},
     }, provenance)
-    provenance.chmod(0o644)
     manifest.record_measured(data_dir, out.parent, "measured by this suite (analysis.sweep.compile_cost, "
                                                    "`python -m analysis.cli compile-cost-measure` / "
                                                    "`compile-cost-publish`)")

@@ -133,11 +133,9 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
     rank = {config_key(c, names): i for i, c in enumerate(measurement_order(spec, target=TARGET))}
     entries = dict(sorted(doc["cache"].items(), key=lambda kv: rank[kv[0]]))
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(out) as tmp:
         with gzip.GzipFile(tmp, "wb", mtime=0) as fh:
             fh.write(json.dumps({**{k: v for k, v in doc.items() if k != "cache"}, "cache": entries}).encode())
-        tmp.chmod(0o644)
     ms = [e["compile_time"] for e in entries.values()]
     stamps = sorted(e["timestamp"] for e in entries.values())
     write_json({
@@ -156,7 +154,6 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
         "outside_check": outside_check(kernel, out.parent.parent / f"{kernel}.json.gz"),
         "note": note,
     }, Path(provenance))
-    Path(provenance).chmod(0o644)
     from analysis import manifest
 
     manifest.record_measured(data_dir, out.parent, "measured by this suite (analysis.sweep.cuda_compile_cost, "

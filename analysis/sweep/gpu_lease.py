@@ -1313,8 +1313,6 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
                             "visits": [json.loads(v.read_text()) for v in visits]},
                            out / f"{kernel}.partial.provenance.json")
                 summary[kernel] = {"complete": False, "configurations": len(valid), "measured": len(ordered)}
-    for f in out.glob("*.*"):
-        f.chmod(0o644)
     from analysis import manifest
 
     # published under data/: refresh the manifest for the packs and the merged files (compile/ has its own)

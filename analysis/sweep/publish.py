@@ -21,7 +21,6 @@ def publish(cache: str | Path, definition: str | Path, provenance: str | Path, *
                       (provenance, f"{kernel}.provenance.json")):
         with atomic_path(dest / name) as tmp:
             tmp.write_bytes(Path(src).read_bytes())
-            tmp.chmod(0o644)
     manifest.update(data_dir, f"sweeps/{target}/{label}",
                     source="measured by this suite (analysis.sweep, `python -m analysis.cli sweep-publish`)",
                     licence="same as this repository", citation="this repository (see README, Citation)")
