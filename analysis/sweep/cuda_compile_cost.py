@@ -43,27 +43,20 @@ TARGET = "cuda"
 SIZE = "gpu"
 
 
-def header(kernel: str, machine: str, size_name: str = SIZE) -> dict[str, Any]:
-    spec = harness.load_spec(kernel)
-    return {"device_name": machine, "kernel_name": spec.function, "problem_size": spec.problem_size(size_name),
-            "tune_params_keys": list(spec.tune_params(TARGET)), "tune_params": spec.tune_params(TARGET),
-            "objective": "compile_time"}
-
-
 def measure(kernel: str, cache: str | Path, *, count: int | None = None, size_name: str = SIZE, arch: str = "sm_90",
             nvcc: str | None = None, seconds: float | None = None) -> dict[str, int]:
     """Time nvcc on the first `count` configurations of the measurement order into the open cache `cache`.
 
     Stops after `seconds` when given (between two configurations). Returns counts.
     """
-    from analysis.sweep.gpu_lease import ShardWriter
+    from analysis.sweep.gpu_lease import ShardWriter, cache_header
     from analysis.sweep.provenance import cpu_model
 
     spec = harness.load_spec(kernel)
     names = list(spec.tune_params(TARGET))
     order = measurement_order(spec, target=TARGET)[:count]
     cache = Path(cache)
-    writer = ShardWriter(cache, header(kernel, cpu_model(), size_name))
+    writer = ShardWriter(cache, {**cache_header(spec, cpu_model(), size_name), "objective": "compile_time"})
     strings = cuda_modules.KernelStrings(spec, size_name)
     nvcc = nvcc or cuda_modules.nvcc_path()
     start = time.monotonic()
