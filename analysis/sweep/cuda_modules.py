@@ -394,12 +394,22 @@ class PrecompiledModules:
 
 
 @contextlib.contextmanager
-def precompiled_compilation(modules: PrecompiledModules, backend: type | None = None) -> Iterator[PrecompiledModules]:
-    """While active, Kernel Tuner's CuPy backend takes each configuration's function from `modules`."""
+def _backend_compile(backend: type | None, compile: Callable) -> Iterator[None]:  # noqa: A002
+    """While active, Kernel Tuner's CuPy backend (or `backend`) compiles with `compile(self, kernel_instance)`."""
     if backend is None:
         from kernel_tuner.backends.cupy import CupyFunctions as backend  # noqa: N813
 
     original = backend.compile
+    backend.compile = compile
+    try:
+        yield
+    finally:
+        backend.compile = original
+
+
+@contextlib.contextmanager
+def precompiled_compilation(modules: PrecompiledModules, backend: type | None = None) -> Iterator[PrecompiledModules]:
+    """While active, Kernel Tuner's CuPy backend takes each configuration's function from `modules`."""
 
     def compile(self, kernel_instance):  # noqa: A001 - Kernel Tuner's method name
         func = modules.function(kernel_instance.params, kernel_instance.kernel_string)
@@ -407,11 +417,8 @@ def precompiled_compilation(modules: PrecompiledModules, backend: type | None = 
         self.num_regs = getattr(func, "num_regs", None)
         return func
 
-    backend.compile = compile
-    try:
+    with _backend_compile(backend, compile):
         yield modules
-    finally:
-        backend.compile = original
 
 
 @contextlib.contextmanager
@@ -424,10 +431,6 @@ def nvcc_compilation(spec: KernelSpec, folder: str | Path, arch: str, loader: Ca
     for `arch`, into `folder`, named by the string's sha256) and its function loaded with `loader`,
     so the gate runs code from the same nvcc as the modules and needs neither PyCUDA nor NVRTC.
     """
-    if backend is None:
-        from kernel_tuner.backends.cupy import CupyFunctions as backend  # noqa: N813
-
-    original = backend.compile
 
     def compile(self, kernel_instance):  # noqa: A001 - Kernel Tuner's method name
         text = kernel_instance.kernel_string
@@ -439,11 +442,8 @@ def nvcc_compilation(spec: KernelSpec, folder: str | Path, arch: str, loader: Ca
         self.num_regs = getattr(self.func, "num_regs", None)
         return self.func
 
-    backend.compile = compile
-    try:
+    with _backend_compile(backend, compile):
         yield Path(folder)
-    finally:
-        backend.compile = original
 
 
 # ---- cubin inspection (tests and --verify): what a function's machine code is -----------------------------
