@@ -1299,10 +1299,7 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
                 shard = Path(tmp) / f"{kernel}.json"
                 shard.write_text(json.dumps(closed_cache(header, entries)))
                 merge(kernel, "cuda", size_name, [shard], out / f"{kernel}.json.gz", out / f"{kernel}.yaml",
-                          out / f"{kernel}.provenance.json", shard_provenance=visits)
-                if notes:
-                    prov_path = out / f"{kernel}.provenance.json"
-                    write_json({**json.loads(prov_path.read_text()), "notes": notes}, prov_path)
+                          out / f"{kernel}.provenance.json", shard_provenance=visits, notes=notes)
                 summary[kernel] = {"complete": True, "configurations": len(valid)}
             else:
                 ordered = {k: entries[k] for k in valid if k in entries}

@@ -51,8 +51,9 @@ def read_disjoint_caches(paths: Sequence[str | Path], names: Sequence[str]
 
 def merge(kernel: str, target: str, size_name: str, shard_caches: Sequence[str | Path], out_cache: str | Path,
           definition: str | Path, provenance: str | Path, *, tune_params: Mapping[str, list] | None = None,
-          shard_provenance: Sequence[str | Path] = ()) -> dict[str, Any]:
-    """Merge shard caches into one cache (every valid configuration exactly once), definition and provenance."""
+          shard_provenance: Sequence[str | Path] = (), notes: Sequence[str] = ()) -> dict[str, Any]:
+    """Merge shard caches into one cache (every valid configuration exactly once), definition and provenance
+    (with `notes`, when given, on what the merge changed)."""
     spec = harness.load_spec(kernel)
     params = resolve_tune_params(spec, target, tune_params)
     names = list(params)
@@ -84,5 +85,7 @@ def merge(kernel: str, target: str, size_name: str, shard_caches: Sequence[str |
             prov[k] = shards[0][k]
     if len({json.dumps(s.get("host", {}).get("cpu_model")) for s in shards}) > 1:
         log.warning("shards were measured on different CPU models: %s", [s["host"]["cpu_model"] for s in shards])
+    if notes:
+        prov["notes"] = list(notes)
     write_json(prov, provenance)
     return {"configurations": len(expected), "failed": len(expected) - ok}
