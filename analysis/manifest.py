@@ -66,12 +66,16 @@ def update(data_dir: str | Path, prefix: str, source: str, licence: str, citatio
     path = root / MANIFEST
     old = pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else pd.DataFrame(columns=COLUMNS)
     base = prefix.rstrip("/") + "/"
-    kept = tuple(base + k.strip("/") + "/" for k in keep)
-    old = old[~old["path"].str.startswith(base) | old["path"].str.startswith(kept or ("\0",))]
+    kept = [base + k.strip("/") + "/" for k in keep]
+
+    def is_kept(rel: str) -> bool:
+        return any(rel.startswith(k) for k in kept)
+
+    old = old[~old["path"].str.startswith(base) | old["path"].map(is_kept)]
     new = [
         {"path": p.relative_to(root).as_posix(), "sha256": sha256(p), "bytes": str(p.stat().st_size),
          "source": source, "licence": licence, "citation": citation}
-        for p in scan(root / prefix) if not p.relative_to(root).as_posix().startswith(kept or ("\0",))
+        for p in scan(root / prefix) if not is_kept(p.relative_to(root).as_posix())
     ]
     df = pd.concat([old, pd.DataFrame(new, columns=COLUMNS)], ignore_index=True).sort_values("path")
     write_csv(df, path)
