@@ -273,7 +273,7 @@ def resume(paths: Iterable[str | Path], *, size_name: str = SIZE, gpu: str | Non
     res = Resumed()
     wanted = set(kernels or list_kernels())
     hashes = {k: source_hash(k) for k in wanted}
-    seen_visits: set[str] = set()
+    seen_runs: set[str] = set()
     for f in _pack_files(paths):
         if f.suffix == ".tar":
             prov, docs = read_pack(f)
@@ -293,13 +293,14 @@ def resume(paths: Iterable[str | Path], *, size_name: str = SIZE, gpu: str | Non
                                         "continued", field=f"kernels.{kernel}.source_sha256")
                 for doc in kdocs:
                     res.add(kernel, doc, str(f))
-            visit = prov.get("visit", {}).get("id")
-            if visit not in seen_visits:
-                seen_visits.add(visit)
+            run = run_key(prov)
+            if run not in seen_runs:
+                seen_runs.add(run)
                 res.provenance.append(prov)
                 missing = [n for n in (prov.get("pack") or {}).get("files", []) if not (f.parent / n).exists()]
                 if missing:  # what they held is measured again
-                    log.warning("resume: visit %s's pack file(s) %s are not beside %s", visit, missing, f.name)
+                    log.warning("resume: visit %s's pack file(s) %s are not beside %s",
+                                prov.get("visit", {}).get("id"), missing, f.name)
         else:  # a plain Kernel Tuner cache (.json, .json.gz), e.g. a work folder's shard
             raw = f.read_bytes()
             text = gzip.decompress(raw).decode() if f.name.endswith(".gz") else raw.decode()
@@ -318,15 +319,43 @@ def resume(paths: Iterable[str | Path], *, size_name: str = SIZE, gpu: str | Non
     return res
 
 
+def run_key(prov: Mapping[str, Any]) -> str:
+    """A lease run is known by its whole visit record: a run that continues a visit's work folder keeps the
+    visit's id but has its own start, length and stop, and its pack repeats the earlier run's entries."""
+    return json.dumps(prov.get("visit") or {}, sort_keys=True)
+
+
+def measured_kernels(prov: Mapping[str, Any]) -> list[str]:
+    """The kernels a lease run measured at least one configuration of."""
+    return sorted(k for k, rec in (prov.get("kernels") or {}).items() if rec.get("measured_now", 0) > 0)
+
+
 def measured_rates(provenance: Sequence[Mapping[str, Any]]) -> dict[str, tuple[float, str]]:
-    """Per kernel, the measure rate (configurations/s) an earlier visit recorded, with where it came from."""
-    rates: dict[str, tuple[float, str]] = {}
+    """Per kernel, the measure rate (configurations/s) the lease runs recorded, with where it came from.
+
+    A kernel's runs are pooled: the configurations they measured over their measuring seconds. Runs with
+    energy on (Kernel Tuner's NVML observer benchmarks each configuration for at least a second) are left
+    out where the kernel has runs without it.
+    """
+    runs: dict[str, list[tuple[bool, int, float, str]]] = {}
     for prov in provenance:
-        for kernel, rec in (prov.get("kernels") or {}).items():
-            rate = (rec.get("throughput") or {}).get("measure_configurations_per_s")
-            if isinstance(rate, (int, float)) and rate > 0 and rec.get("measured_now", 0) >= 50:
-                rates[kernel] = (float(rate), f"measured on {(prov.get('gpu') or {}).get('name')} "
-                                              f"({prov.get('visit', {}).get('id')})")
+        energy = bool((prov.get("energy") or {}).get("recorded"))
+        for kernel in measured_kernels(prov):
+            rec = prov["kernels"][kernel]
+            seconds = (rec.get("throughput") or {}).get("measure_s")
+            if isinstance(seconds, (int, float)) and seconds > 0:
+                runs.setdefault(kernel, []).append((energy, rec["measured_now"], float(seconds),
+                                                    str((prov.get("gpu") or {}).get("name"))))
+    rates: dict[str, tuple[float, str]] = {}
+    for kernel, every in runs.items():
+        rs = [r for r in every if not r[0]] or every
+        n, seconds = sum(r[1] for r in rs), sum(r[2] for r in rs)
+        if n >= 50:
+            gpus = ", ".join(sorted({r[3] for r in rs}))
+            energy = ("; energy on" if rs[0][0] else
+                      f"; {len(every) - len(rs)} with energy on left out" if len(rs) < len(every) else "")
+            rates[kernel] = (n / seconds, f"measured on {gpus} ({n:,} configurations in {len(rs)} lease "
+                                          f"run{'s' if len(rs) > 1 else ''}{energy})")
     return rates
 
 
@@ -525,7 +554,32 @@ def plan_markdown(report: str | Path = REPORT, packs: str | Path = PACKS) -> str
         "worker process ahead of its turn; its inputs in every type; the correctness gate) and the first "
         f"modules' latency{f' (measured: {setup_text})' if setup_text else ''}.",
     ]
-    return "\n".join(text)
+    runs = runs_markdown(resumed.provenance)
+    return "\n".join(text + (["", "Every lease run of the published packs, in order:", "", *runs] if runs else []))
+
+
+def runs_markdown(provenance: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A table of lease runs (one per distinct visit record): start, GPU, visit id, minutes asked and run, why it
+    stopped, and what it measured of each kernel at what rate."""
+    rows = []
+    for prov in sorted(provenance, key=lambda p: p["visit"]["started"]):
+        v = prov["visit"]
+        done = []
+        for k in measured_kernels(prov):
+            rec = prov["kernels"][k]
+            rate = (rec.get("throughput") or {}).get("measure_configurations_per_s")
+            state = "complete" if rec.get("complete") else f"{rec.get('done_after', 0):,} of {rec['configurations']:,}"
+            done.append(f"{k} {rec['measured_now']:,} ({state}) at {rate:.1f}/s" if rate else
+                        f"{k} {rec['measured_now']:,} ({state})")
+        energy = "on" if (prov.get("energy") or {}).get("recorded") else "off"
+        stop = str(v.get("stop", "")).replace("|", "/")
+        rows.append(f"| {v['started'][:16].replace('T', ' ')} | {(prov.get('gpu') or {}).get('name')} | {v['id']} | "
+                    f"{v['deadline_min']:g} | {v['seconds'] / 60:.1f} | {energy} | {stop} | "
+                    f"{'; '.join(done) or 'nothing'} |")
+    if not rows:
+        return []
+    return ["| started (UTC) | GPU | visit | minutes given | minutes run | energy | stop | measured now |",
+            "|---|---|---|---:|---:|---|---|---|", *rows]
 
 
 def render_doc(doc: str | Path = DOC, report: str | Path = REPORT, check: bool = False) -> int:
@@ -1281,15 +1335,17 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
     out.mkdir(parents=True, exist_ok=True)
     summary = {}
     with tempfile.TemporaryDirectory() as tmp:
-        visits = []
-        for i, prov in enumerate(res.provenance):
+        runs: dict[str, list[Path]] = {}  # kernel -> records of the runs that measured it, by start (stable)
+        for i, prov in enumerate(sorted(res.provenance, key=lambda p: p["visit"]["started"])):
             rec = {k: prov.get(k) for k in ("size", "iterations", "gpu", "energy", "host", "software", "compile")}
             rec["date"] = prov["visit"]["started"]
             rec["visit"] = prov["visit"]
-            path = Path(tmp) / f"visit{i}.json"
+            path = Path(tmp) / f"run{i}.json"
             path.write_text(json.dumps(rec))
-            visits.append(path)
+            for kernel in measured_kernels(prov):
+                runs.setdefault(kernel, []).append(path)
         for kernel, entries in sorted(res.entries.items()):
+            visits = runs.get(kernel, [])
             spec = harness.load_spec(kernel)
             header = res.headers[kernel]
             names = cache_names(spec)

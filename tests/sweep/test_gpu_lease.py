@@ -529,3 +529,53 @@ def test_reference_pool_computes_ahead_in_a_worker_and_close_does_not_wait(tmp_p
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "gpu")], check=True, timeout=60, cwd=REPO)
     assert time.perf_counter() - start < 30
     assert not (tmp_path / "gpu" / "coulombic.potential.npy").exists()
+
+
+def test_merge_gives_each_space_the_runs_that_measured_it(tmp_path):
+    """A continued visit (same work folder, so the same visit id) is a run of its own, and a space's provenance
+    lists only the runs that measured it, in order: K-Means by runs A and B, Bessel by B and C."""
+    clock = FakeClock()
+    kernels = ["kmeans", "bessel"]
+    prov_a = _lease(tmp_path / "a", tmp_path / "work1", clock, FakeMeasurer(clock), 2.0, kernels=kernels)
+    prov_b = _lease(tmp_path / "b", tmp_path / "work1", clock, FakeMeasurer(clock), 5.0, kernels=kernels)
+    prov_c = _lease(tmp_path / "c", tmp_path / "work2", clock, FakeMeasurer(clock), 10.0, kernels=kernels,
+                    resume_paths=[tmp_path / "a", tmp_path / "b"])
+    assert prov_a["visit"]["id"] == prov_b["visit"]["id"] != prov_c["visit"]["id"]
+    assert gpu_lease.measured_kernels(prov_a) == ["kmeans"]
+    assert gpu_lease.measured_kernels(prov_b) == ["bessel", "kmeans"]
+    assert gpu_lease.measured_kernels(prov_c) == ["bessel"]
+
+    merged = gpu_lease.merge_packs([tmp_path / "a", tmp_path / "b", tmp_path / "c"], tmp_path / "merged",
+                                   size_name="tiny", data_dir=tmp_path / "data")
+    assert all(m["complete"] for m in merged.values())
+    for kernel, runs in {"kmeans": [prov_a, prov_b], "bessel": [prov_b, prov_c]}.items():
+        shards = json.loads((tmp_path / "merged" / f"{kernel}.provenance.json").read_text())["shards"]
+        assert [s["visit"] for s in shards] == [p["visit"] for p in runs]
+
+    # the plan's rate of a kernel pools its runs: configurations over measuring seconds
+    rates = gpu_lease.measured_rates([prov_a, prov_b, prov_c])
+    for kernel, runs in {"kmeans": [prov_a, prov_b], "bessel": [prov_b, prov_c]}.items():
+        recs = [p["kernels"][kernel] for p in runs]
+        want = sum(r["measured_now"] for r in recs) / sum(r["throughput"]["measure_s"] for r in recs)
+        assert rates[kernel][0] == pytest.approx(want)
+        assert "2 lease runs" in rates[kernel][1]
+
+    # docs/kernels.md's table of runs: one row each, in order, with what each measured
+    table = gpu_lease.runs_markdown([prov_c, prov_a, prov_b])
+    assert len(table) == 2 + 3
+    assert [row.split(" | ")[2] for row in table[2:]] == [p["visit"]["id"] for p in (prov_a, prov_b, prov_c)]
+    n_b = prov_b["kernels"]["bessel"]["measured_now"]
+    assert "kmeans" in table[3] and f"bessel {n_b:,} ({n_b:,} of 3,520)" in table[3]
+    assert "bessel" in table[4] and "(complete)" in table[4] and "kmeans" not in table[4]
+
+
+def test_measured_rates_leave_out_energy_runs_where_others_exist():
+    def run(n, seconds, energy):
+        return {"gpu": {"name": "G"}, "energy": {"recorded": energy},
+                "kernels": {"kmeans": {"measured_now": n, "throughput": {"measure_s": seconds}}}}
+
+    slow, fast = run(400, 400.0, True), run(3000, 100.0, False)
+    assert gpu_lease.measured_rates([slow, fast])["kmeans"][0] == pytest.approx(30.0)
+    only_slow = gpu_lease.measured_rates([slow])["kmeans"]
+    assert only_slow[0] == pytest.approx(1.0) and "energy on" in only_slow[1]
+    assert gpu_lease.measured_rates([run(49, 1.0, False)]) == {}  # too few to be a rate
