@@ -752,42 +752,91 @@ def software_record() -> dict[str, Any]:
 # ---- the lease ---------------------------------------------------------------------------------------------------
 
 class Guard:
-    """The lease's stop rule: refuse the next configuration when it would end after `stop_at`.
+    """The lease's stop rule: start nothing (a kernel, a batch, a configuration) that would end after `stop_at`.
 
-    `check()` is called before every configuration (Kernel Tuner's budget asks it); the time between two
-    such calls within a batch is a configuration's duration, and the next one is estimated as twice the
-    longest of the last 20 (`first_estimate` before any). `check(record=False)` (before a kernel or a
-    batch) only asks.
+    `check()` is called before every configuration (Kernel Tuner's budget asks it); the time between two such
+    calls within a batch is a configuration's duration, and the next one is estimated as twice the longest of
+    the last 20 (`first_estimate` before any). What surrounds the configurations is timed too: a kernel's
+    set-up (`begin_kernel()` to its first batch: reference, gate, inputs), a batch's set-up (`begin_batch()` to
+    its first configuration: Kernel Tuner's search space and device interface) and a batch's tail (its last
+    check to `end_batch()`: the last configuration, the cache, the observers). Each is estimated as the longest
+    seen, and a step starts only with room for itself and everything that must follow it before the batch can
+    end: a configuration needs a tail, a batch its set-up and a configuration, a kernel its set-up and a batch.
     """
+
+    STAGES = ("kernel", "batch", "tail")
 
     def __init__(self, clock: Callable[[], float], stop_at: float, first_estimate: float = 2.0):
         self.clock = clock
         self.stop_at = stop_at
         self.first_estimate = first_estimate
         self.recent: list[float] = []
+        self.spans: dict[str, list[float]] = {s: [] for s in self.STAGES}
         self.last: float | None = None
+        self.began: dict[str, float] = {}
         self.stopped = False
 
     def estimate(self) -> float:
         return 2.0 * max(self.recent[-20:]) if self.recent else self.first_estimate
 
+    def longest(self, stage: str) -> float:
+        return max(self.spans[stage][-20:], default=0.0)
+
     def left(self) -> float:
         return self.stop_at - self.clock()
 
-    def new_batch(self) -> None:
+    def record(self) -> dict[str, Any]:
+        """The stop rule and what it measured, for the provenance."""
+        return {"rule": "start a step only with room for the longest set-up and tail seen and twice the longest of "
+                        "the last 20 configurations", "configuration_s": round(max(self.recent, default=0.0), 3),
+                "kernel_setup_s": round(max(self.spans["kernel"], default=0.0), 3),
+                "batch_setup_s": round(max(self.spans["batch"], default=0.0), 3),
+                "batch_tail_s": round(max(self.spans["tail"], default=0.0), 3)}
+
+    def _ask(self, now: float, need: float, what: str) -> None:
+        if self.stopped or now + need > self.stop_at:
+            self.stopped = True
+            raise DeadlineReached(f"{self.stop_at - now:.1f} s left, {what} estimated at {need:.2f} s")
+
+    def begin_kernel(self) -> None:
+        """Before a kernel's set-up: room for it, a batch's set-up, a configuration and a tail."""
+        now = self.clock()
+        self._ask(now, self.longest("kernel") + self.longest("batch") + self.estimate() + self.longest("tail"),
+                  "the next kernel's set-up and first configuration")
+        self.began = {"kernel": now}
         self.last = None
 
-    def check(self, extra: float = 0.0, record: bool = True) -> None:
+    def begin_batch(self) -> None:
+        """Before a batch (a tune_kernel call): room for its set-up, a configuration and a tail."""
         now = self.clock()
-        if record:
-            if self.last is not None:
-                self.recent.append(now - self.last)
-                del self.recent[:-100]
-            self.last = now
-        if self.stopped or now + self.estimate() + extra > self.stop_at:
-            self.stopped = True
-            raise DeadlineReached(f"{self.stop_at - now:.1f} s left, next configuration estimated at "
-                                  f"{self.estimate():.2f} s")
+        if "kernel" in self.began:  # the kernel's set-up ends where its first batch begins
+            self.spans["kernel"].append(now - self.began.pop("kernel"))
+        self._ask(now, self.longest("batch") + self.estimate() + self.longest("tail"),
+                  "the next batch's set-up and first configuration")
+        self.began["batch"] = now
+        self.last = None
+
+    def end_batch(self) -> None:
+        now = self.clock()
+        if self.last is not None:
+            self.spans["tail"].append(now - self.last)
+        self.began.pop("batch", None)
+        self.last = None
+
+    def new_batch(self) -> None:
+        """The same batch measured again (e.g. without energy): its configurations' timing starts afresh."""
+        self.last = None
+
+    def check(self) -> None:
+        """Before a configuration: room for it and a batch's tail."""
+        now = self.clock()
+        if "batch" in self.began:  # the batch's set-up ends at its first configuration
+            self.spans["batch"].append(now - self.began.pop("batch"))
+        elif self.last is not None:
+            self.recent.append(now - self.last)
+            del self.recent[:-100]
+        self.last = now
+        self._ask(now, self.estimate() + self.longest("tail"), "the next configuration and the batch's tail")
 
 
 @contextlib.contextmanager
@@ -1190,7 +1239,7 @@ def _lease(out, deadline_min, kernels, resume_paths, work: Path, size_name, iter
                 continue
             spec, rec = specs[k], kernels_rec[k]
             try:
-                guard.check(record=False)
+                guard.begin_kernel()
             except DeadlineReached as exc:
                 stop_reason = f"deadline: {exc}"
                 break
@@ -1218,8 +1267,7 @@ def _lease(out, deadline_min, kernels, resume_paths, work: Path, size_name, iter
                 scratch.unlink(missing_ok=True)
                 t0 = clock()
                 try:
-                    guard.new_batch()
-                    guard.check(record=False)
+                    guard.begin_batch()
                     measurer.measure(spec, batch, scratch, guard, tracker)
                 except DeadlineReached as exc:
                     stop_reason, deadline = f"deadline: {exc}", True
@@ -1229,6 +1277,7 @@ def _lease(out, deadline_min, kernels, resume_paths, work: Path, size_name, iter
                     rec["error"] = f"{type(exc).__name__}: {exc}"
                     log.exception("%s: batch failed; going on with the next kernel", k)
                 finally:
+                    guard.end_batch()
                     measure_s += clock() - t0
                     if scratch.exists():
                         rec["measured_now"] += writer.append(cachefile.read(scratch)["cache"])
@@ -1275,7 +1324,8 @@ def _lease(out, deadline_min, kernels, resume_paths, work: Path, size_name, iter
     provenance = {
         "kind": "gpu-lease visit", "visit": {"id": visit["id"], "started": started_at.isoformat(timespec="seconds"),
                                              "deadline_min": deadline_min, "reserve_s": reserve_s,
-                                             "seconds": round(ended - start, 1), "stop": stop_reason},
+                                             "seconds": round(ended - start, 1), "stop": stop_reason,
+                                             "stop_rule": guard.record()},
         "size": size_name, "iterations": iterations, "target": "cuda",
         "gpu": gpu_at_start, "gpu_at_end": measurer.environment(), "energy": measurer.energy, "host": host_record(),
         "software": {**software_record(), "nvcc": cuda_modules.nvcc_version()},

@@ -199,10 +199,12 @@ class FakeMeasurer:
     energy = {"recorded": False, "reason": "fake device"}
     arch = "sm_90"
 
-    def __init__(self, clock: FakeClock, per_config: float = 0.1, fail_gate: set[str] = frozenset()):
+    def __init__(self, clock: FakeClock, per_config: float = 0.1, fail_gate: set[str] = frozenset(),
+                 kernel_setup: float = 0.0, batch_setup: float = 0.0, batch_tail: float = 0.0):
         self.clock = clock
         self.per_config = per_config
         self.fail_gate = fail_gate
+        self.kernel_setup, self.batch_setup, self.batch_tail = kernel_setup, batch_setup, batch_tail
         self.measured: list[str] = []
 
     def environment(self):
@@ -212,11 +214,13 @@ class FakeMeasurer:
         if spec.name in self.fail_gate:
             raise SweepError(spec.path, "correctness gate failed (fake)")
         assert set(reference) == {a.name for a in spec.arguments if a.role == "output"}
+        self.clock.t += self.kernel_setup
         return {"mre": 0.0, "nrmse": 0.0, "nmae": 0.0}
 
     def measure(self, spec, batch, cache, guard, tracker=None):
         names = gpu_lease.cache_names(spec)
         cache.write_text(gpu_lease.open_cache_text(gpu_lease.cache_header(spec, "Fake GPU", "tiny")))
+        self.clock.t += self.batch_setup
         for c in batch.configs:
             guard.check()
             self.clock.t += self.per_config
@@ -226,6 +230,7 @@ class FakeMeasurer:
                 f.write(gpu_lease.entry_line(key, {**c, "time": 1.0, "times": [1.0] * 7, "compile_time": 0.1,
                                                    "verification_time": 0.1, "benchmark_time": 1.0, "mre": 0.0,
                                                    "nrmse": 0.0, "nmae": 0.0, "nonfinite_values": 0}))
+        self.clock.t += self.batch_tail
 
     def metrics_seconds(self):
         return 0.0, 0, 0
@@ -276,6 +281,23 @@ def test_lease_stops_before_the_deadline_resumes_and_merges(tmp_path):
     doc = json.loads(gzip.decompress((tmp_path / "merged" / "kmeans.json.gz").read_bytes()))
     assert len(doc["cache"]) == total
     assert json.loads((tmp_path / "merged" / "kmeans.provenance.json").read_text())["configurations"] == total
+
+
+@pytest.mark.parametrize("slow", ["kernel_setup", "batch_setup", "batch_tail"])
+def test_stop_rule_keeps_room_for_set_ups_and_tails(tmp_path, slow):
+    """What surrounds the configurations (a kernel's set-up, a batch's set-up, its tail) is timed too: the lease
+    ends before its deadline where one of them is slow. With no room kept for them (longest() = 0) each case
+    overruns, which this test was checked to catch."""
+    for i, minutes in enumerate((0.9, 1.0, 1.1, 1.2, 1.3)):  # deadlines that fall in different steps
+        clock = FakeClock()
+        m = FakeMeasurer(clock, per_config=0.01, **{slow: 7.0})
+        start = clock.t
+        prov = _lease(tmp_path / f"out{i}", tmp_path / f"work{i}", clock, m, minutes, kernels=["kmeans", "bessel"])
+        assert prov["visit"]["stop"].startswith("deadline")
+        assert clock.t <= start + 60 * minutes - 10, minutes
+        rule = prov["visit"]["stop_rule"]
+        assert rule[{"kernel_setup": "kernel_setup_s", "batch_setup": "batch_setup_s",
+                     "batch_tail": "batch_tail_s"}[slow]] >= 7.0
 
 
 def test_lease_skips_a_kernel_that_fails_its_gate_and_merges_partial(tmp_path):
