@@ -925,6 +925,25 @@ class ReferencePool:
 
 
 def _save_reference(kernel: str, size_name: str, folder: str) -> tuple[dict[str, str], float]:
+    """The kernel's float64 reference at the size as .npy files in `folder`: (output name -> path, seconds).
+
+    A record beside the files (`<kernel>.reference.json`: size, sources' sha256, files, seconds) lets a run
+    that continues the visit's work folder reuse them; it then takes 0 s.
+    """
+    from analysis.io import write_json
+
+    record_path = Path(folder) / f"{kernel}.reference.json"
+    key = {"kernel": kernel, "size": size_name, "source_sha256": source_hash(kernel)}
+    if record_path.is_file():
+        try:
+            record = json.loads(record_path.read_text())
+        except json.JSONDecodeError:
+            record = {}
+        files = record.get("files") or {}
+        if {k: record.get(k) for k in key} == key and files and all(Path(f).is_file() for f in files.values()):
+            log.info("%s: float64 reference reused from %s (computed in %.1f s)", kernel, record_path,
+                     record.get("seconds", float("nan")))
+            return dict(files), 0.0
     start = time.perf_counter()
     ref = harness.reference_outputs(kernel, size_name)
     seconds = time.perf_counter() - start
@@ -934,6 +953,7 @@ def _save_reference(kernel: str, size_name: str, folder: str) -> tuple[dict[str,
         path.parent.mkdir(parents=True, exist_ok=True)
         np.save(path, np.ascontiguousarray(arr, dtype=np.float64))
         out[name] = str(path)
+    write_json({**key, "files": out, "seconds": round(seconds, 3)}, record_path)
     return out, seconds
 
 

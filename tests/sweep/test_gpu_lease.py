@@ -543,6 +543,17 @@ def test_reference_pool_computes_ahead_in_a_worker_and_close_does_not_wait(tmp_p
     finally:
         pool.close()
     assert pool.pool is None
+    # a run that continues the work folder reuses the reference; one of other sources computes it again
+    again = gpu_lease.ReferencePool(tmp_path, "tiny", workers=0)
+    ref2, seconds2 = again.get("bessel")
+    np.testing.assert_array_equal(ref2["y"], ref["y"])
+    assert seconds2 == 0.0
+    record = json.loads((tmp_path / "bessel.reference.json").read_text())
+    (tmp_path / "bessel.reference.json").write_text(json.dumps({**record, "source_sha256": "0" * 64}))
+    ref3, seconds3 = again.get("bessel")
+    np.testing.assert_array_equal(ref3["y"], ref["y"])
+    assert seconds3 > 0 and json.loads((tmp_path / "bessel.reference.json").read_text()) == record | {
+        "seconds": pytest.approx(seconds3, abs=1e-3)}
     # a process whose worker is minutes into Coulombic's `gpu` reference exits at once after close()
     script = ("import sys, time\nfrom pathlib import Path\nfrom analysis.sweep import gpu_lease\n"
               "pool = gpu_lease.ReferencePool(Path(sys.argv[1]), 'gpu', workers=1)\n"
