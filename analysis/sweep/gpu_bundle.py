@@ -21,8 +21,10 @@ bundle holds:
   `env.sh` setting PYTHONPATH, then `check.py`: imports everything the lease imports with the
   EXCLUDED packages blocked, and checks NumPy >= 2 and that CuPy imports.
 * `visit.sh OUT MINUTES [PACKS...]`: a whole visit as one command (install, `gpu-lease` with
-  the minutes left after the install, resuming PACKS), its output in `OUT/visit.log`, the packs
-  in `OUT/packs/`, and the work folder's shards in `OUT/work.tar.gz` where the lease packed nothing.
+  the minutes left after the install, resuming PACKS, or the bundle's own `packs/` where none are
+  given), its output in `OUT/visit.log`, the packs in `OUT/packs/`, and the work folder's shards in
+  `OUT/work.tar.gz` where the lease packed nothing.
+* `packs/` (with `--packs DIR`): the published visits' packs, each under its path in DIR.
 * `manifest.json`: every file with its size and sha256, the resolution (who required what),
   the target, and the total.
 """
@@ -233,7 +235,8 @@ VISIT_SH = r"""#!/usr/bin/env bash
 #   OUT      the folder that comes back: packs/ (the lease's pack files) and visit.log; work.tar.gz
 #            (the work folder's shard caches and log) only where the lease wrote no pack
 #   MINUTES  minutes from now until everything, install and packing included, must be done
-#   PACKS    earlier visits' pack files or folders of them, to resume from
+#   PACKS    earlier visits' pack files or folders of them, to resume from (default: the bundle's
+#            packs/ folder, where `gpu-bundle --packs` put the published packs)
 # Environment: PYTHON (default python3), TSB_LEASE_WORK (the work folder), TSB_LEASE_ARGS (more options)
 # Exit status: the lease's (0: it packed what it measured).
 set -uo pipefail
@@ -246,6 +249,7 @@ MINUTES="$2"
 shift 2
 RESUME=()
 for p in "$@"; do RESUME+=("$(realpath "$p")"); done
+[ ${#RESUME[@]} -eq 0 ] && [ -d "$HERE/packs" ] && RESUME=("$HERE/packs")
 PY="${PYTHON:-python3}"
 WORK="${TSB_LEASE_WORK:-${TMPDIR:-/tmp}/tsb-gpu-lease-visit}"
 export PYTHONUNBUFFERED=1
@@ -260,6 +264,9 @@ visit() {
          "$MINUTES" "$T0")
   echo "visit: $left minutes left for the lease"
   local args=(--deadline-min "$left" --out "$OUT/packs" --work "$WORK")
+  for p in "${RESUME[@]}"; do
+    echo "visit: resuming from $p ($(find "$p" -name '*.tar' 2>/dev/null | wc -l) pack files)"
+  done
   [ ${#RESUME[@]} -gt 0 ] && args+=(--resume "${RESUME[@]}")
   # TSB_LEASE_ARGS: more gpu-lease options (e.g. "--reserve-s 20 --kernels kmeans")
   # shellcheck disable=SC2206
@@ -342,11 +349,39 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def copy_packs(packs: str | Path, dest: Path) -> list[str]:
+    """Copy every lease pack (`*.tar`) under `packs` into `dest`, each under its path relative to `packs`
+    (two runs of one visit write packs of the same name, in folders of their own); a file that is not a
+    lease pack is refused, naming it. Returns the copied paths, relative to `dest`."""
+    from analysis.sweep import gpu_lease
+
+    packs = Path(packs)
+    if not packs.is_dir():
+        raise BundleError(packs, "is not a folder of lease packs", field="--packs")
+    found = sorted(packs.rglob("*.tar"))
+    if not found:
+        raise BundleError(packs, "holds no lease pack (*.tar)", field="--packs")
+    out = []
+    for f in found:
+        try:
+            gpu_lease.read_pack(f)
+        except gpu_lease.LeaseError as exc:
+            raise BundleError(f, f"is not a lease pack: {exc}", field="--packs") from None
+        rel = f.relative_to(packs)
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, dest / rel)
+        out.append(str(rel))
+    return out
+
+
 def build(out: str | Path, *, python_version: str = "3.12", platforms: Sequence[str] | None = None,
-          wheel_cache: str | Path | None = None, limit: int = LIMIT) -> dict[str, Any]:
+          wheel_cache: str | Path | None = None, limit: int = LIMIT, packs: str | Path | None = None
+          ) -> dict[str, Any]:
     """Build the bundle in `out` (replacing what is there); returns the manifest.
 
     `wheel_cache`: a folder of already downloaded wheels to take from (tests); pip download fills it.
+    `packs`: a folder of earlier visits' packs (e.g. data/sweeps/cuda/<gpu>/packs) to carry in `packs/`,
+    which visit.sh resumes from when it is given none.
     """
     out = Path(out)
     if out.exists():
@@ -365,6 +400,7 @@ def build(out: str | Path, *, python_version: str = "3.12", platforms: Sequence[
     (out / "visit.sh").chmod(0o755)
     (out / "unpack_wheels.py").write_text(UNPACK_PY)
     (out / "check.py").write_text(CHECK_PY.replace("@BLOCKED@", repr(blocked)))
+    carried = copy_packs(packs, out / "packs") if packs is not None else []
     contents = {str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": _sha256(p)}
                 for p in sorted(out.rglob("*")) if p.is_file()}
     total = sum(v["bytes"] for v in contents.values())
@@ -373,7 +409,8 @@ def build(out: str | Path, *, python_version: str = "3.12", platforms: Sequence[
                 "built": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                 "wheels": {c: r for c, r in sorted(resolution.items()) if "wheel" in r},
                 "left_out": {c: r for c, r in sorted(resolution.items()) if "left_out" in r},
-                "blocked_in_check": blocked, "project_files": len(files), "files": contents, "bytes": total,
+                "blocked_in_check": blocked, "project_files": len(files), "packs": carried,
+                "files": contents, "bytes": total,
                 "limit_bytes": limit}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     total += (out / "manifest.json").stat().st_size

@@ -59,8 +59,9 @@ def _compile_cost(a: argparse.Namespace) -> None:
 def _bundle(a: argparse.Namespace) -> None:
     from analysis.sweep import gpu_bundle
 
-    manifest = gpu_bundle.build(a.out, python_version=a.python_version, platforms=a.platform)
-    log.info("bundle in %s: %d wheels, %.1f MiB in all", a.out, len(manifest["wheels"]), manifest["bytes"] / 2**20)
+    manifest = gpu_bundle.build(a.out, python_version=a.python_version, platforms=a.platform, packs=a.packs)
+    log.info("bundle in %s: %d wheels, %d packs, %.1f MiB in all", a.out, len(manifest["wheels"]),
+             len(manifest["packs"]), manifest["bytes"] / 2**20)
 
 
 def _plan_doc(a: argparse.Namespace) -> int:
@@ -137,6 +138,9 @@ def add_commands(sub) -> None:
     s.add_argument("--out", required=True)
     s.add_argument("--python-version", default="3.12")
     s.add_argument("--platform", nargs="+", default=None, help="pip platform tags (default: manylinux x86_64)")
+    s.add_argument("--packs", default=None,
+                   help="earlier visits' packs to carry (e.g. data/sweeps/cuda/nvidia-h200/packs); visit.sh resumes "
+                        "from them")
     s.set_defaults(func=_bundle)
 
     s = sub.add_parser("gpu-plan-doc", description="write the GPU lease plan into docs/kernels.md",

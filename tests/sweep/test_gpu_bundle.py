@@ -121,6 +121,44 @@ def test_visit_script_installs_runs_the_lease_and_keeps_its_log_without_a_gpu(bu
     with tarfile.open(tmp_path / "out" / "work.tar.gz") as tar:
         assert "./lease.log" in tar.getnames()
     assert (tmp_path / "out" / "packs").is_dir() and not list((tmp_path / "out" / "packs").iterdir())
+    assert f"visit: resuming from {tmp_path / 'earlier'}" in log
+
+
+PACKS = Path(__file__).resolve().parents[2] / "data" / "sweeps" / "cuda" / "nvidia-h200" / "packs"
+
+
+def test_copy_packs_keeps_each_pack_under_its_own_path_and_refuses_junk(tmp_path):
+    copied = gpu_bundle.copy_packs(PACKS, tmp_path / "packs")
+    published = sorted(p.relative_to(PACKS) for p in PACKS.rglob("*.tar"))
+    assert [Path(c) for c in copied] == published and len(published) >= 2
+    for rel in published:  # byte for byte, two packs of one name in folders of their own
+        assert (tmp_path / "packs" / rel).read_bytes() == (PACKS / rel).read_bytes()
+    junk = tmp_path / "junk"
+    (junk / "7").mkdir(parents=True)
+    (junk / "7" / "lease-x.tar").write_bytes(b"not a tar")
+    with pytest.raises(gpu_bundle.BundleError, match=r"junk/7/lease-x\.tar.*is not a lease pack"):
+        gpu_bundle.copy_packs(junk, tmp_path / "packs2")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(gpu_bundle.BundleError, match="empty: field '--packs': holds no lease pack"):
+        gpu_bundle.copy_packs(tmp_path / "empty", tmp_path / "packs3")
+    with pytest.raises(gpu_bundle.BundleError, match="is not a folder of lease packs"):
+        gpu_bundle.copy_packs(tmp_path / "missing", tmp_path / "packs4")
+
+
+def test_visit_script_resumes_from_the_bundles_packs(bundles, tmp_path):
+    """With no PACKS given, visit.sh resumes from the packs `gpu-bundle --packs` carried, and says so."""
+    import shutil
+
+    folder, _ = bundles(LOCAL)
+    shutil.copytree(folder, tmp_path / "bundle")
+    gpu_bundle.copy_packs(PACKS, tmp_path / "bundle" / "packs")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHON=sys.executable, TSB_LEASE_WORK=str(tmp_path / "work"))
+    subprocess.run(["bash", str(tmp_path / "bundle" / "visit.sh"), "out", "5"], capture_output=True, text=True,
+                   env=env, cwd=tmp_path, timeout=600)
+    log = (tmp_path / "out" / "visit.log").read_text()
+    n = len(list(PACKS.rglob("*.tar")))
+    assert f"visit: resuming from {tmp_path / 'bundle' / 'packs'} ({n} pack files)" in log, log[-3000:]
 
 
 def test_unpack_without_pip_gives_the_same_tree(bundles, tmp_path):
