@@ -21,7 +21,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,42 +124,56 @@ def cross_validate(x: np.ndarray, log_ms: np.ndarray, folds: int = FOLDS, seed: 
 
 
 def compile_costs(configs: Mapping[str, Mapping[str, Any]], parameters: Mapping[str, list],
-                  paths: Sequence[str | Path]) -> CompileCosts:
+                  paths: Sequence[str | Path],
+                  admissible: Callable[[list[dict[str, Any]]], np.ndarray] | None = None) -> CompileCosts:
     """Compile cost (ms) of every configuration in `configs` (cache key -> parameter values).
 
     Measured configurations keep Kernel Tuner's own compile_time; the others are imputed (see the
-    module's docstring). A measured configuration that is not in `configs` is an error.
+    module's docstring). A measured configuration that is not in `configs` is an error, unless
+    `admissible` (a list of configurations -> boolean array: values and constraints of the space's
+    definition) admits it: a partial sweep lacks configurations the compile measurement, which needs no
+    GPU, may hold. Those inform the model (`measured_outside_sweep`) and are charged to no one.
     """
     entries, sources = read_measurements(paths, list(parameters))
     unknown = sorted(set(entries) - set(configs))
+    outside: dict[str, dict[str, Any]] = {}
+    if unknown and admissible is not None:
+        cand = {k: {p: entries[k].get(p) for p in parameters} for k in unknown}
+        ok = np.asarray(admissible(list(cand.values())), dtype=bool)
+        outside = {k: c for (k, c), good in zip(cand.items(), ok) if good}
+        unknown = [k for k in unknown if k not in outside]
     if unknown:
-        raise SpaceError(paths[0], f"{len(unknown)} measured configuration(s) are not in the space, e.g. "
+        raise SpaceError(paths[0], f"{len(unknown)} measured configuration(s) are not in the space"
+                                   f"{' nor admitted by its definition' if admissible is not None else ''}, e.g. "
                                    f"'{unknown[0]}'", field="compile_times")
     measured = {}
     for key, entry in entries.items():
         ms = _compile_ms(entry, str(paths[0]), key)
         if ms is not None and ms > 0:
             measured[key] = ms
+    in_space = {k: v for k, v in measured.items() if k in configs}
     if not measured:
         raise SpaceError(paths[0], "holds no successfully compiled configuration to learn compile times from",
                          field="compile_times")
     keys = list(configs)
-    out = dict(measured)
-    summary: dict[str, Any] = {"files": sources, "configurations": len(keys), "measured": len(measured),
-                               "imputed": len(keys) - len(measured),
+    out = dict(in_space)
+    summary: dict[str, Any] = {"files": sources, "configurations": len(keys), "measured": len(in_space),
+                               "imputed": len(keys) - len(in_space),
                                "model": "log compile time additive in every parameter's value (least squares)",
                                "measured_mean_ms": float(np.mean(list(measured.values())))}
+    if len(measured) > len(in_space):
+        summary["measured_outside_sweep"] = len(measured) - len(in_space)
     mkeys = list(measured)
-    x_measured = design([configs[k] for k in mkeys], parameters)
+    x_measured = design([configs[k] if k in configs else outside[k] for k in mkeys], parameters)
     y = np.log(np.array([measured[k] for k in mkeys]))
     summary["cross_validation"] = cross_validate(x_measured, y)
-    todo = [k for k in keys if k not in measured]
+    todo = [k for k in keys if k not in in_space]
     if todo:
         pred = _fit_predict(x_measured, y, design([configs[k] for k in todo], parameters))
         for k, v in zip(todo, np.exp(pred)):
             out[k] = round(float(v), IMPUTED_DECIMALS)
     summary["mean_ms"] = float(np.mean([out[k] for k in keys]))
-    return CompileCosts(out, set(measured), summary, entries)
+    return CompileCosts(out, set(in_space), summary, {k: e for k, e in entries.items() if k in configs})
 
 
 def run_alone_ratio(costs: CompileCosts, sweep_times: Mapping[str, tuple[float, float]],

@@ -60,7 +60,8 @@ def import_space(
         if fmt != "kt_cache":
             raise SpaceError(source, "compile_times apply to a Kernel Tuner cache, not a T4 file",
                              field="compile_times")
-        extra["compile_cost"] = _charge_compile_times(records, parameters, compile_times)
+        extra["compile_cost"] = _charge_compile_times(records, parameters, compile_times,
+                                                      admissible=None if defn is None else _admissible(defn))
     elif fmt == "kt_cache":
         _refuse_grouped(doc, source)
     if defn is not None and parameters is not defn.parameters:
@@ -215,12 +216,32 @@ def _refuse_grouped(doc: Mapping[str, Any], path: Path) -> None:
                              field="library_build_time")
 
 
+def _admissible(defn: Definition):
+    """Configurations -> boolean array: each value in the definition's lists and every constraint satisfied."""
+    from analysis.spaces import constraints as cons
+
+    parsed = defn.parsed_constraints()
+
+    def check(configs: list[dict[str, Any]]) -> np.ndarray:
+        values = np.array([all(c[p] in vals for p, vals in defn.parameters.items()) for c in configs], dtype=bool)
+        columns = {p: np.array([c[p] for c in configs]) for p in defn.parameters}
+        try:
+            return values & cons.satisfied(parsed, columns, len(configs))
+        except cons.ConstraintEvaluationError as exc:
+            raise SpaceError(defn.source, str(exc), field="constraints") from None
+
+    return check
+
+
 def _charge_compile_times(records: list[Record], parameters: Mapping[str, list],
-                          paths: Sequence[str | Path]) -> dict[str, Any]:
-    """Set every record's compile time to its own measured (or imputed) compile cost; return the summary."""
+                          paths: Sequence[str | Path], admissible=None) -> dict[str, Any]:
+    """Set every record's compile time to its own measured (or imputed) compile cost; return the summary.
+
+    `admissible`: the definition's check of a configuration, for measurements of configurations a partial
+    sweep lacks (analysis.spaces.compile_cost.compile_costs)."""
     from analysis.spaces.compile_cost import compile_costs, run_alone_ratio
 
-    costs = compile_costs({r.key: r.config for r in records}, parameters, paths)
+    costs = compile_costs({r.key: r.config for r in records}, parameters, paths, admissible=admissible)
     column = EVALUATION_TIME_COLUMNS["compile_time"]
     ver, bench = EVALUATION_TIME_COLUMNS["verification_time"], EVALUATION_TIME_COLUMNS["benchmark_time"]
     sweep_times = {r.key: (r.eval_times[ver], r.eval_times[bench]) for r in records}

@@ -1391,11 +1391,12 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
     """Join all visits' packs (of one GPU): per kernel a merged cache, definition and provenance in `out`.
 
     A complete space goes through analysis.sweep.merge.merge (`<kernel>.json.gz`, `.yaml`,
-    `.provenance.json`); a partial one is written as `<kernel>.partial.json.gz` with a provenance
+    `.provenance.json`); a partial one is written as `<kernel>.partial.json.gz`, its definition
+    `<kernel>.partial.yaml` (so that it imports as a space listed with its coverage) and a provenance
     saying how many of its configurations it holds.
     """
     from analysis.io import write_json
-    from analysis.sweep.merge import merge
+    from analysis.sweep.merge import merge, write_definition
 
     res = resume(paths, size_name=size_name, gpu=gpu)
     gpus = {(p.get("gpu") or {}).get("name") for p in res.provenance}
@@ -1430,6 +1431,7 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
             else:
                 ordered = {k: entries[k] for k in valid if k in entries}
                 (out / f"{kernel}.partial.json.gz").write_bytes(_gz(closed_cache(header, ordered)))
+                write_definition(kernel, "cuda", size_name, out / f"{kernel}.partial.yaml")
                 write_json({"kernel": kernel, "target": "cuda", "size": size_name, "partial": True,
                             "configurations": len(valid), "measured": len(ordered),
                             "note": "partial sweep: a space of these configurations is not the kernel's space",

@@ -49,6 +49,15 @@ def read_disjoint_caches(paths: Sequence[str | Path], names: Sequence[str]
     return header, merged
 
 
+def write_definition(kernel: str, target: str, size_name: str, path: str | Path,
+                     tune_params: Mapping[str, list] | None = None) -> None:
+    """A sweep's definition file (the importer's `definition`): its tune_params and the spec's constraints."""
+    spec = harness.load_spec(kernel)
+    params = resolve_tune_params(spec, target, tune_params)
+    write_text(yaml.safe_dump({"kernel": kernel, "target": target, "size": size_name, "tune_params": params,
+                               "constraints": spec.constraints(target)}, sort_keys=False), path)
+
+
 def merge(kernel: str, target: str, size_name: str, shard_caches: Sequence[str | Path], out_cache: str | Path,
           definition: str | Path, provenance: str | Path, *, tune_params: Mapping[str, list] | None = None,
           shard_provenance: Sequence[str | Path] = (), notes: Sequence[str] = ()) -> dict[str, Any]:
@@ -72,8 +81,7 @@ def merge(kernel: str, target: str, size_name: str, shard_caches: Sequence[str |
     with atomic_path(out_cache) as tmp:
         data = json.dumps(doc, indent=0).encode()
         tmp.write_bytes(gzip.compress(data, mtime=0) if str(out_cache).endswith(".gz") else data)
-    write_text(yaml.safe_dump({"kernel": kernel, "target": target, "size": size_name, "tune_params": params,
-                               "constraints": spec.constraints(target)}, sort_keys=False), definition)
+    write_definition(kernel, target, size_name, definition, params)
     shards = [json.loads(Path(p).read_text()) for p in shard_provenance]
     ok = sum(1 for e in doc["cache"].values() if not isinstance(e.get("time"), str))
     prov = {"kernel": kernel, "target": target, "size": size_name, "configurations": len(expected),

@@ -18,7 +18,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from analysis.errors import SweepError
+from analysis.errors import SpaceError, SweepError
 from analysis.sweep import cachefile, cuda_modules, gpu_commands, gpu_lease, harness
 from analysis.sweep import device_metrics as dm
 from analysis.sweep.metrics import error_metrics
@@ -311,6 +311,57 @@ def test_lease_skips_a_kernel_that_fails_its_gate_and_merges_partial(tmp_path):
     assert merged["bessel"]["complete"] is False
     part = json.loads((tmp_path / "merged" / "bessel.partial.provenance.json").read_text())
     assert part["partial"] and part["measured"] == prov["kernels"]["bessel"]["measured_now"]
+
+
+def test_partial_merge_imports_as_a_space_with_compile_measurements_beyond_it(tmp_path):
+    """A partial sweep's merge writes its definition, so it imports as a space (listed with its coverage). A
+    compile measurement, which needs no GPU, may hold configurations the partial sweep lacks: the
+    definition admits them, they inform the model and are charged to no one. The charged values equal
+    the library's compile_costs over the same measurements on the kernel's whole space."""
+    from analysis.spaces.compile_cost import compile_costs
+    from analysis.spaces.importers import import_space
+
+    clock = FakeClock()
+    _lease(tmp_path / "out", tmp_path / "work", clock, FakeMeasurer(clock), 0.5, kernels=["bessel"])
+    merged = gpu_lease.merge_packs([tmp_path / "out"], tmp_path / "merged", size_name="tiny",
+                                   data_dir=tmp_path / "data")
+    assert merged["bessel"]["complete"] is False
+    spec = harness.load_spec("bessel")
+    names = gpu_lease.cache_names(spec)
+    every = {gpu_lease.config_key(c, names): c for c in spec.valid_configs("cuda")}
+    swept = json.loads(gzip.decompress((tmp_path / "merged" / "bessel.partial.json.gz").read_bytes()))["cache"]
+    rng = np.random.default_rng(3)
+    picked = [list(every)[i] for i in rng.choice(len(every), 300, replace=False)]
+    outside = [k for k in picked if k not in swept]
+    assert 0 < len(outside) < len(picked)
+    header = gpu_lease.cache_header(spec, "this machine", "tiny")
+    measured = {k: {**every[k], "compile_time": float(200 + 3 * i % 97)} for i, k in enumerate(picked)}
+    (tmp_path / "compile.json").write_text(json.dumps(gpu_lease.closed_cache(header, measured)))
+
+    space = import_space(tmp_path / "merged" / "bessel.partial.json.gz", kernel="bessel", device="fake",
+                         definition=tmp_path / "merged" / "bessel.partial.yaml",
+                         compile_times=[tmp_path / "compile.json"])
+    summary = space.meta["compile_cost"]
+    assert summary["measured_outside_sweep"] == len(outside)
+    assert summary["measured"] == len(picked) - len(outside) and summary["configurations"] == len(swept)
+    whole = compile_costs(every, spec.tune_params("cuda"), [tmp_path / "compile.json"])
+    charged = {gpu_lease.config_key(row, names): row["compile_time_ms"]
+               for row in space.table[[*names, "compile_time_ms"]].to_dict("records")}
+    assert set(charged) == set(swept)
+    for k, ms in charged.items():
+        assert ms == pytest.approx(whole.ms[k], rel=1e-9)
+
+    # a measured configuration the definition does not admit is an error naming the file and field
+    bad = dict(measured)
+    key, entry = next(iter(measured.items()))
+    values = key.split(",")
+    values[0] = "99999"
+    bad[",".join(values)] = {**entry, names[0]: 99999}
+    (tmp_path / "bad.json").write_text(json.dumps(gpu_lease.closed_cache(header, bad)))
+    with pytest.raises(SpaceError, match=r"bad\.json: field 'compile_times': 1 measured configuration\(s\) are not "
+                                         r"in the space nor admitted by its definition"):
+        import_space(tmp_path / "merged" / "bessel.partial.json.gz", kernel="bessel", device="fake",
+                     definition=tmp_path / "merged" / "bessel.partial.yaml", compile_times=[tmp_path / "bad.json"])
 
 
 def test_resume_refuses_other_sources_and_sizes(tmp_path):
