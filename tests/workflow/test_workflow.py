@@ -54,6 +54,23 @@ def test_dry_run_full_config(tmp_path):
                            summary_table=2, figure_summary=2, all=1)
 
 
+def test_an_excluded_mixed_precision_space_gets_no_tradeoff_figure(tmp_path):
+    """A partial CUDA sweep is imported and listed but excluded; its trade-off cloud is not the space's, so no
+    figure is made of it (the full config with nvidia-h200/kmeans marked excluded)."""
+    import yaml
+
+    cfg = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    (entry,) = [s for s in cfg["spaces"] if s["device"] == "nvidia-h200" and s["kernel"] == "kmeans"]
+    entry["excluded"] = "a test: as if its sweep were partial"
+    (tmp_path / "excluded.yaml").write_text(yaml.safe_dump({"spaces": cfg["spaces"]}))
+    full = planned_jobs(cwd=tmp_path)
+    jobs = planned_jobs("--configfile", str(tmp_path / "excluded.yaml"), cwd=tmp_path)
+    assert jobs["figure_tradeoff"] == full["figure_tradeoff"] - 1
+    assert jobs["import_space"] == full["import_space"] and jobs["spaces_table"] == 1
+    out = snakemake("-n", "--configfile", str(tmp_path / "excluded.yaml"), cwd=tmp_path)
+    assert "tradeoff/amd-epyc-vm/kmeans" in out.stdout and "tradeoff/nvidia-h200/kmeans" not in out.stdout
+
+
 def test_sweep_shards_with_two_thread_configurations_take_both_cores(tmp_path):
     """config/sweeps-cpu.yaml: the shards of two-thread configurations declare 2 threads (never run beside another)."""
     out = snakemake("-n", "--forceall", "--cores", "2", "--configfile", str(REPO / "config/config.yaml"),

@@ -314,9 +314,10 @@ TRADEOFF_ERROR = "mre"  # the error objective of the trade-off clouds (one of mr
 
 
 def mixed_precision_spaces():
-    """Spaces whose kernel has a sweep spec in workflow/kernels/ (the mixed-precision kernels)."""
+    """Studied spaces whose kernel has a sweep spec in workflow/kernels/ (the mixed-precision kernels); an
+    excluded one (a partial sweep) gets no trade-off figure: its cloud is not the space's."""
     kernels = Path(workflow.basedir) / "workflow" / "kernels"
-    return [(d, k) for d, k in space_ids() if (kernels / k / "spec.yaml").is_file()]
+    return [(d, k) for d, k in studied_space_ids() if (kernels / k / "spec.yaml").is_file()]
 
 
 def figure_outputs():
