@@ -20,11 +20,19 @@ def _bench():
 def test_visits_table_prints_every_packs_recorded_rates():
     text = _bench().visits_table(PACKS)
     packs = sorted(PACKS.rglob("*.tar"))
-    assert len(packs) == 3
-    for pack in packs:
+    assert packs
+    rows = 0
+    for pack in packs:  # every kernel row of every pack
         prov, _ = gpu_lease.read_pack(pack)
-        t = prov["kernels"]["kmeans"]["throughput"]
-        line = next(ln for ln in text.splitlines() if ln.startswith(str(pack.relative_to(PACKS))))
-        assert f"{t['measure_configurations_per_s']:.2f}" in line and f"{t['metrics_ms_per_check']:.2f}" in line
-        assert line.endswith("on" if prov["energy"]["recorded"] else "off")
+        for kernel, rec in prov["kernels"].items():
+            t = rec.get("throughput")
+            if not t:
+                continue
+            rows += 1
+            line = next(ln for ln in text.splitlines()
+                        if ln.startswith(str(pack.relative_to(PACKS))) and f" {kernel} " in ln)
+            assert f"{t['measure_configurations_per_s'] or float('nan'):.2f}" in line
+            assert f"{t['metrics_ms_per_check'] or float('nan'):.2f}" in line
+            assert line.endswith("on" if prov["energy"]["recorded"] else "off")
+    assert rows >= len(packs)
     assert "NVIDIA H200" in text
