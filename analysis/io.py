@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import math
@@ -41,6 +42,14 @@ def write_json(obj: Any, path: str | Path, *, sort_keys: bool = True) -> None:
     (where that order means something, as a space's parameter order does)."""
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=sort_keys, allow_nan=False) + "\n")
+
+
+def write_gzip(data: bytes, path: str | Path) -> None:
+    """Write `data` gzip-compressed, atomically and reproducibly: no file name and no time in the gzip header
+    (a GzipFile on the temporary file would record that file's random name, so the same data would give other
+    bytes at each publication)."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(gzip.compress(data, mtime=0))
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path) -> None:

@@ -148,14 +148,13 @@ def publish(kernel: str, caches: Sequence[str | Path], out: str | Path, provenan
 
     A configuration measured by two workers is an error; so is a cache of other tune_params.
     """
-    import gzip
     import json
 
     import kernel_tuner
 
     from analysis import manifest
     from analysis.errors import InputError
-    from analysis.io import atomic_path, write_json
+    from analysis.io import write_gzip, write_json
     from analysis.sweep.provenance import command_first_line as _cmd_first_line
     from analysis.sweep.provenance import cpu_model
 
@@ -172,9 +171,7 @@ def publish(kernel: str, caches: Sequence[str | Path], out: str | Path, provenan
     ordered = dict(sorted(entries.items(), key=lambda kv: rank[kv[0]]))
     prefix = len(ordered) == max(rank[k] for k in ordered) + 1
     out, provenance = Path(out), Path(provenance)
-    with atomic_path(out) as tmp:
-        with gzip.GzipFile(tmp, "wb", mtime=0) as fh:
-            fh.write(json.dumps({**header, "cache": ordered}, indent=None).encode())
+    write_gzip(json.dumps({**header, "cache": ordered}, indent=None).encode(), out)
     stamps = sorted(e["timestamp"] for e in ordered.values() if "timestamp" in e)
     compile_ms = [e["compile_time"] for e in ordered.values() if isinstance(e.get("compile_time"), (int, float))]
     write_json({

@@ -82,6 +82,31 @@ def measure(kernel: str, cache: str | Path, *, count: int | None = None, size_na
     return {"measured_now": done, "measured": len(writer.keys), "order": len(order)}
 
 
+def reopen(kernel: str, published: str | Path, cache: str | Path) -> int:
+    """Write the open cache `cache` holding a published measurement's entries, so that it can be continued
+    (`measure` skips what it holds) or published again (e.g. with its outside check once the kernel's GPU
+    sweep is published). Refuses to overwrite a cache; returns the number of entries."""
+    from analysis.errors import InputError
+    from analysis.io import write_text
+    from analysis.sweep.gpu_lease import entry_line, open_cache_text
+
+    cache, published = Path(cache), Path(published)
+    if cache.exists():
+        raise InputError(cache, "exists already; --reopen writes a new cache only", field="--cache")
+    try:
+        with gzip.open(published, "rt") as fh:
+            doc = json.load(fh)
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(published, f"not a published compile measurement ({exc})", field="--reopen") from None
+    names = list(harness.load_spec(kernel).tune_params(TARGET))
+    if not isinstance(doc, dict) or doc.get("tune_params_keys") != names or not isinstance(doc.get("cache"), dict):
+        raise InputError(published, f"holds no cache of {kernel}'s CUDA parameters {names}", field="tune_params_keys")
+    header = {k: v for k, v in doc.items() if k != "cache"}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    write_text(open_cache_text(header) + "".join(entry_line(k, e) for k, e in doc["cache"].items()), cache)
+    return len(doc["cache"])
+
+
 def outside_check(kernel: str, lease_cache: Path) -> dict[str, Any] | None:
     """The GPU machine's own nvcc speed against this machine's, from the same kind of work: the lease's modules.
 
@@ -116,7 +141,7 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
             note: str = "", data_dir: str | Path = "data") -> Path:
     """Close `cache` into the gzipped cache `out` (entries in measurement order) with its provenance JSON;
     refresh data/MANIFEST.csv for `out`'s folder when it lies under `data_dir`."""
-    from analysis.io import atomic_path, write_json
+    from analysis.io import write_gzip, write_json
     from analysis.sweep.provenance import cpu_model
 
     spec = harness.load_spec(kernel)
@@ -126,9 +151,7 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
     rank = {config_key(c, names): i for i, c in enumerate(measurement_order(spec, target=TARGET))}
     entries = dict(sorted(doc["cache"].items(), key=lambda kv: rank[kv[0]]))
     out = Path(out)
-    with atomic_path(out) as tmp:
-        with gzip.GzipFile(tmp, "wb", mtime=0) as fh:
-            fh.write(json.dumps({**{k: v for k, v in doc.items() if k != "cache"}, "cache": entries}).encode())
+    write_gzip(json.dumps({**{k: v for k, v in doc.items() if k != "cache"}, "cache": entries}).encode(), out)
     ms = [e["compile_time"] for e in entries.values()]
     stamps = sorted(e["timestamp"] for e in entries.values())
     write_json({
@@ -138,7 +161,7 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
                 "compile_time is that nvcc process's wall time (ms), one nvcc at a time "
                 "(analysis.sweep.cuda_compile_cost)",
         "not_included": "loading the module on the GPU; that the GPU machine's host CPU compiles at another speed",
-        "arch": arch, "nvcc": cuda_modules.nvcc_version(), "machine": cpu_model(),
+        "arch": arch, "nvcc": cuda_modules.nvcc_version(), "machine": doc.get("device_name") or cpu_model(),
         "configurations": len(entries), "space_configurations": len(rank),
         "sample": {"order_seed": ORDER_SEED, "order": "analysis.sweep.compile_cost.measurement_order, target cuda",
                    "is_prefix_of_order": max((rank[k] for k in entries), default=-1) + 1 == len(entries)},

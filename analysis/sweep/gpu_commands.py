@@ -46,7 +46,10 @@ def _merge(a: argparse.Namespace) -> None:
 def _compile_cost(a: argparse.Namespace) -> None:
     from analysis.sweep import cuda_compile_cost
 
-    if a.publish:
+    if a.reopen:
+        n = cuda_compile_cost.reopen(a.kernel, a.reopen, a.cache)
+        log.info("%s: %d measured configurations of %s in the open cache %s", a.kernel, n, a.reopen, a.cache)
+    elif a.publish:
         if not a.provenance:
             raise ArgumentError("--publish", "needs --provenance")
         out = cuda_compile_cost.publish(a.kernel, a.cache, a.publish, a.provenance, arch=a.arch, note=a.note)
@@ -131,6 +134,8 @@ def add_commands(sub) -> None:
     s.add_argument("--publish", default=None, help="write the measurements to this .json.gz instead of measuring")
     s.add_argument("--provenance", default=None)
     s.add_argument("--note", default="", help="--publish: how the measurement was run (machine load)")
+    s.add_argument("--reopen", default=None,
+                   help="a published measurement (.json.gz) to write into --cache, to continue or publish it again")
     s.set_defaults(func=_compile_cost)
 
     s = sub.add_parser("gpu-bundle", description="build what the GPU machine needs and lacks, under 64 MiB",

@@ -67,6 +67,11 @@ def test_measure_resume_publish_and_import(tmp_path):
     assert prov["configurations"] == 6 and prov["sample"]["is_prefix_of_order"] is True
     assert all("/work" not in f and "<" in f for f in prov["compiler"]["flags"] if f.startswith("-I"))
     assert "sweeps/compile/bessel.json.gz" in (data / "MANIFEST.csv").read_text()
+    # published again from the same caches: the same bytes (no temporary file's name in the gzip header)
+    first_bytes = merged.read_bytes()
+    measuring.publish("bessel", sorted(out.glob("bessel.w*.json")), data / "sweeps/compile/bessel.json.gz",
+                      data / "sweeps/compile/bessel.provenance.json", data_dir=data)
+    assert merged.read_bytes() == first_bytes and first_bytes[3] & 0x08 == 0  # FLG.FNAME unset
     # the merged file is Kernel Tuner's format, in measurement order
     alone = json.load(gzip.open(merged))["cache"]
     spec = load_spec("bessel")

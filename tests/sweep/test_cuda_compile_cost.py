@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from analysis.errors import SpaceError
+from analysis.errors import InputError, SpaceError
 from analysis.spaces.importers import import_space
 from analysis.sweep import cachefile, cuda_compile_cost, gpu_lease, harness
 from analysis.sweep.compile_cost import measurement_order
@@ -36,6 +36,28 @@ def test_measure_resumes_in_the_stratified_order_and_publishes(tmp_path):
         assert list(json.load(fh)["cache"]) == order[:3]
     prov = json.loads((tmp_path / "pub" / "p.json").read_text())
     assert prov["configurations"] == 3 and prov["sample"]["is_prefix_of_order"] and prov["target"] == "cuda"
+
+
+def test_a_published_measurement_reopens_and_publishes_again_byte_for_byte(tmp_path):
+    """--reopen writes a published compile measurement back into an open cache (to continue it, or publish it
+    again once the kernel's GPU sweep gives its outside check); published again it is the same file."""
+    import shutil
+
+    here = tmp_path / "nvidia-h200"
+    (here / "compile").mkdir(parents=True)
+    shutil.copy(H200 / "kmeans.json.gz", here / "kmeans.json.gz")  # the lease's cache, for the outside check
+    assert cuda_compile_cost.reopen("kmeans", H200 / "compile" / "kmeans.json.gz", tmp_path / "open.json") == 3072
+    old = json.loads((H200 / "compile" / "kmeans.provenance.json").read_text())
+    out = cuda_compile_cost.publish("kmeans", tmp_path / "open.json", here / "compile" / "kmeans.json.gz",
+                                    here / "compile" / "kmeans.provenance.json", note=old["note"],
+                                    data_dir=tmp_path / "nodata")
+    assert out.read_bytes() == (H200 / "compile" / "kmeans.json.gz").read_bytes()
+    new = json.loads((here / "compile" / "kmeans.provenance.json").read_text())
+    assert {k: v for k, v in new.items() if k != "nvcc"} == {k: v for k, v in old.items() if k != "nvcc"}
+    with pytest.raises(InputError, match="open.json: field '--cache': exists already"):
+        cuda_compile_cost.reopen("kmeans", H200 / "compile" / "kmeans.json.gz", tmp_path / "open.json")
+    with pytest.raises(InputError, match=r"kmeans\.json\.gz: field 'tune_params_keys': holds no cache of bessel"):
+        cuda_compile_cost.reopen("bessel", H200 / "compile" / "kmeans.json.gz", tmp_path / "other.json")
 
 
 def test_the_published_h200_packs_merge_into_the_published_cache(tmp_path):
