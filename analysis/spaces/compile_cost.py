@@ -151,16 +151,18 @@ def compile_costs(configs: Mapping[str, Mapping[str, Any]], parameters: Mapping[
         ms = _compile_ms(entry, str(paths[0]), key)
         if ms is not None and ms > 0:
             measured[key] = ms
-    in_space = {k: v for k, v in measured.items() if k in configs}
     if not measured:
         raise SpaceError(paths[0], "holds no successfully compiled configuration to learn compile times from",
                          field="compile_times")
+    in_space = {k: v for k, v in measured.items() if k in configs}
     keys = list(configs)
     out = dict(in_space)
     summary: dict[str, Any] = {"files": sources, "configurations": len(keys), "measured": len(in_space),
                                "imputed": len(keys) - len(in_space),
                                "model": "log compile time additive in every parameter's value (least squares)",
-                               "measured_mean_ms": float(np.mean(list(measured.values())))}
+                               # over the space's own measurements, as `measured` counts them (all of them
+                               # unless the sweep is partial and lacks every measured configuration)
+                               "measured_mean_ms": float(np.mean(list((in_space or measured).values())))}
     if len(measured) > len(in_space):
         summary["measured_outside_sweep"] = len(measured) - len(in_space)
     mkeys = list(measured)
