@@ -71,7 +71,7 @@ def update(data_dir: str | Path, prefix: str, source: str, licence: str, citatio
     def is_kept(rel: str) -> bool:
         return any(rel.startswith(k) for k in kept)
 
-    old = old[~old["path"].str.startswith(base) | old["path"].map(is_kept)]
+    old = old[[not rel.startswith(base) or is_kept(rel) for rel in old["path"]]]
     new = [
         {"path": p.relative_to(root).as_posix(), "sha256": sha256(p), "bytes": str(p.stat().st_size),
          "source": source, "licence": licence, "citation": citation}

@@ -3,6 +3,8 @@ Shared helpers (paths, hand-made Kernel Tuner caches, the tiny space) are plain 
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +18,23 @@ HUB = REPO / "data" / "benchmark_hub"
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that uses the tiny run (directly or through another fixture) is slow: the first one runs the
-    whole tiny DAG."""
+    whole tiny DAG.
+
+    The long tests go first, so that the xdist workers end together instead of one running a long test
+    alone at the end: the Slurm test (it makes the tiny run, then mostly waits on the cluster's jobs),
+    then the other slow tests that do not wait for the tiny run, then the rest in their order.
+    """
+    uses_run = {item.nodeid for item in items if "tiny_run" in getattr(item, "fixturenames", ())}
     for item in items:
-        if "tiny_run" in getattr(item, "fixturenames", ()):
+        if item.nodeid in uses_run:
             item.add_marker(pytest.mark.slow)
+
+    def rank(item: pytest.Item) -> int:
+        if item.path.name == "test_slurm.py":
+            return 0
+        return 1 if item.get_closest_marker("slow") and item.nodeid not in uses_run else 2
+
+    items.sort(key=rank)  # stable: each rank keeps the collection order
 
 
 @pytest.fixture
@@ -35,8 +50,26 @@ def tiny_run(tmp_path_factory) -> Path:
     Its outputs are under `.test-output/`. test_workflow checks what it made; test_slurm runs the
     same DAG through Slurm and compares the tables byte for byte. Tests read it, never write into
     its `.test-output/`.
+
+    Under pytest-xdist (pyproject.toml's addopts) the workers share one run: the first to need it
+    makes it in the session's common temporary folder while holding a lock, the others wait and read it.
     """
-    run = tmp_path_factory.mktemp("tiny_run")
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return _tiny_run(tmp_path_factory.mktemp("tiny_run"))
+    common = tmp_path_factory.getbasetemp().parent  # this session's folder, above each worker's own
+    with open(common / "tiny_run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        run = common / "tiny_run"
+        if not run.exists():
+            run.mkdir()
+            return _tiny_run(run)
+    if not (run / "snakemake.out").exists():
+        pytest.fail(f"the tiny run failed in another worker (its folder: {run})", pytrace=False)
+    return run
+
+
+def _tiny_run(run: Path) -> Path:
+    """Run the tiny config in `run`; snakemake.out, its output, is written only when the run succeeded."""
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(run), "--cores", "2",
            "--configfile", str(REPO / "config/test.yaml")]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)

@@ -247,9 +247,10 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
                          capture_output=True, text=True, cwd=REPO, timeout=600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert out.stdout.splitlines()[-1].startswith("A100/dedispersion: MATCH: ")
-    # the HTML report gathers every table and figure marked for it, with its caption
+    # the HTML report gathers every table and figure marked for it, with its caption (--nolock: the run is
+    # shared, and another xdist worker may be copying it; a lock file would come and go under it)
     out = snakemake("--configfile", str(REPO / "config/test.yaml"), "--report", str(tmp_path / "report.html"),
-                    cwd=tiny_run)
+                    "--nolock", cwd=tiny_run)
     assert out.returncode == 0, out.stderr[-3000:]
     html = (tmp_path / "report.html").read_text()
     for name in ("spaces.csv", "hyperparameters.csv", "improvement_over_rs.csv", "constraint_aware_gains.csv",
