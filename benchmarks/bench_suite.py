@@ -2,8 +2,8 @@
 
 `.ci/run` makes a fresh virtual environment, installs the project and runs pytest. This clones the
 repository at the commit into a temporary folder, runs it there, reads pytest's summary line and
-appends the commit, the date it finished, machine, load before, tests passed and seconds to the
-CSV (the README's sentence on the suite's time is generated from its last row by `python -m
+appends the commit, the date it finished, machine, load before, tests passed, pytest-xdist workers
+and seconds to the CSV (the README's sentence on the suite's time is generated from its last row by `python -m
 analysis.cli readme-results`). A failing suite is reported and nothing is appended.
 
     python benchmarks/bench_suite.py [--commit HEAD] [--csv benchmarks/reports/ci_suite.csv]
@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_study import load_average, machine  # noqa: E402 - the machine and load as the study's report names them
 
 DEFAULT_CSV = REPO / "benchmarks" / "reports" / "ci_suite.csv"
-FIELDS = ["commit", "date", "machine", "load_before", "passed", "pytest_s", "ci_wall_s"]
+FIELDS = ["commit", "date", "machine", "load_before", "passed", "workers", "pytest_s", "ci_wall_s"]
 # pytest's last line, e.g. "====== 723 passed, 3 warnings in 665.12s (0:11:05) ======"
 SUMMARY = re.compile(r"=+ (?P<counts>[^=]*?) in (?P<seconds>[\d.]+)s(?: \([\d:]+\))? =+\s*$")
 
@@ -42,6 +42,16 @@ def parse_summary(output: str) -> tuple[int, float]:
                 raise ValueError(f"the suite did not pass: {found['counts']}")
             return counts["passed"], float(found["seconds"])
     raise ValueError("no pytest summary line in the output of .ci/run")
+
+
+def parse_workers(output: str) -> int:
+    """How many pytest-xdist workers ran the suite (xdist's "created: 2/2 workers"); 1 without xdist."""
+    found = re.findall(r"^created: (\d+)/\d+ workers?$", output, flags=re.MULTILINE)
+    if found:
+        return int(found[-1])
+    if "bringing up nodes" in output:
+        raise ValueError("pytest-xdist ran, but its 'created: N/N workers' line is not in the output")
+    return 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,15 +74,23 @@ def main(argv: list[str] | None = None) -> int:
     print(output[-3000:])
     try:
         passed, seconds = parse_summary(output)
+        workers = parse_workers(output)
         if proc.returncode != 0:
             raise ValueError(f".ci/run exited with {proc.returncode}")
     except ValueError as error:
         print(f"bench_suite: {error}; nothing recorded", file=sys.stderr)
         return 1
     row = {"commit": commit, "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-           "machine": machine(), "load_before": load, "passed": passed, "pytest_s": round(seconds),
+           "machine": machine(), "load_before": load, "passed": passed, "workers": workers, "pytest_s": round(seconds),
            "ci_wall_s": round(wall)}
     new = not args.csv.is_file()
+    if not new:
+        with args.csv.open(newline="") as fh:
+            header = next(csv.reader(fh), [])
+        if header != FIELDS:
+            print(f"bench_suite: {args.csv} has the columns {header}, not {FIELDS}; nothing recorded",
+                  file=sys.stderr)
+            return 1
     args.csv.parent.mkdir(parents=True, exist_ok=True)
     with args.csv.open("a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=FIELDS)

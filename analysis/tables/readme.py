@@ -710,11 +710,12 @@ def readme_suite() -> str:
         return ""
     last = pd.read_csv(SUITE_COST, dtype=str).iloc[-1]
     seconds = int(last["pytest_s"])
+    workers = int(last["workers"])
+    where = f"on {workers} pytest-xdist workers" if workers > 1 else "in one process"
     return (f"The suite takes about {round(seconds / 60)} minutes ({num(seconds, 0)} s for "
-            f"{num(int(last['passed']), 0)} "
-            f"tests in a clean-clone `.ci/run` of commit {last['commit']}, {num(int(last['ci_wall_s']), 0)} s with the "
-            f"install; a {last['machine']} virtual machine, load average before {last['load_before']}, "
-            f"{last['date']}; `benchmarks/bench_suite.py`).")
+            f"{num(int(last['passed']), 0)} tests {where} in a clean-clone `.ci/run` of commit {last['commit']}, "
+            f"{num(int(last['ci_wall_s']), 0)} s with the install; a {last['machine']} virtual machine, load average "
+            f"before {last['load_before']}, {last['date']}; `benchmarks/bench_suite.py`).")
 
 
 # What adding one strategy to a finished study costs, written by benchmarks/bench_add_strategy.py --report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 
 import pytest
 
@@ -33,14 +34,43 @@ def test_a_failed_or_missing_summary_is_not_recorded(output):
         bench_suite.parse_summary(output)
 
 
-def test_readme_sentence_from_the_last_row(tmp_path, monkeypatch):
+@pytest.mark.parametrize("output, workers", [
+    ("platform linux\ncreated: 2/2 workers\n2 workers [1295 items]\n", 2),
+    ("bringing up nodes...\ncreated: 1/1 worker\n", 1),
+    ("collected 12 items\n....\n", 1),
+])
+def test_the_workers_are_read_from_xdists_header(output, workers):
+    assert bench_suite.parse_workers(output) == workers
+
+
+def test_xdist_without_its_worker_count_is_not_recorded():
+    with pytest.raises(ValueError, match="created: N/N workers"):
+        bench_suite.parse_workers("bringing up nodes...\n....\n")
+
+
+def test_a_csv_of_other_columns_is_left_alone(tmp_path, monkeypatch, capsys):
+    """An older CSV (no workers column) is not appended to with rows of another shape."""
     csv = tmp_path / "ci_suite.csv"
-    csv.write_text("commit,date,machine,load_before,passed,pytest_s,ci_wall_s\n"
-                   "aaaaaaa,2026-11-23 01:00 UTC,2-CPU AMD EPYC,0.10 0.20 0.30,700,600,700\n"
-                   "0a41eec,2026-11-24 06:00 UTC,2-CPU AMD EPYC,0.26 0.77 1.24,760,1530,1700\n")
+    old = "commit,date,machine,load_before,passed,pytest_s,ci_wall_s\naaaaaaa,d,m,0 0 0,1,2,3\n"
+    csv.write_text(old)
+    passing = subprocess.CompletedProcess([], 0, "created: 2/2 workers\n=== 3 passed in 1.00s ===\n", "")
+    monkeypatch.setattr(bench_suite.subprocess, "run", lambda cmd, **kw: (
+        subprocess.CompletedProcess(cmd, 0, "abc1234\n", "") if "rev-parse" in cmd else passing))
+    assert bench_suite.main(["--csv", str(csv)]) == 1
+    assert csv.read_text() == old
+    assert "has the columns" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("workers, where", [("1", "tests in one process in a clean-clone"),
+                                            ("2", "tests on 2 pytest-xdist workers in a clean-clone")])
+def test_readme_sentence_from_the_last_row(tmp_path, monkeypatch, workers, where):
+    csv = tmp_path / "ci_suite.csv"
+    csv.write_text("commit,date,machine,load_before,passed,workers,pytest_s,ci_wall_s\n"
+                   "aaaaaaa,2026-11-23 01:00 UTC,2-CPU AMD EPYC,0.10 0.20 0.30,700,1,600,700\n"
+                   f"0a41eec,2026-11-24 06:00 UTC,2-CPU AMD EPYC,0.26 0.77 1.24,760,{workers},1530,1700\n")
     monkeypatch.setattr(results, "SUITE_COST", csv)
     sentence = results.readme_suite()
-    assert sentence.startswith("The suite takes about 26 minutes (1,530 s for 760 tests")
+    assert sentence.startswith(f"The suite takes about 26 minutes (1,530 s for 760 {where}")
     assert "commit 0a41eec, 1,700 s with the install" in sentence and "0.26 0.77 1.24" in sentence
     monkeypatch.setattr(results, "SUITE_COST", tmp_path / "absent.csv")
     assert results.readme_suite() == ""
