@@ -3,8 +3,9 @@
 `.ci/run` makes a fresh virtual environment, installs the project and runs pytest. This clones the
 repository at the commit into a temporary folder, runs it there, reads pytest's summary line and
 appends the commit, the date it finished, machine, load before, tests passed, pytest-xdist workers
-and seconds to the CSV (the README's sentence on the suite's time is generated from its last row by `python -m
-analysis.cli readme-results`). A failing suite is reported and nothing is appended.
+and seconds to the CSV (the README's sentence on the suite's time is generated from its last row by
+`python -m analysis.cli readme-results`). A failing suite is reported and nothing is appended; a CSV
+of other columns is refused before anything runs.
 
     python benchmarks/bench_suite.py [--commit HEAD] [--csv benchmarks/reports/ci_suite.csv]
 """
@@ -60,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commit", default="HEAD")
     parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
     args = parser.parse_args(argv)
+    if args.csv.is_file():  # checked before the suite runs for minutes, not after
+        with args.csv.open(newline="") as fh:
+            header = next(csv.reader(fh), [])
+        if header != FIELDS:
+            print(f"bench_suite: {args.csv} has the columns {header}, not {FIELDS}; nothing run or recorded",
+                  file=sys.stderr)
+            return 1
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.commit], check=True,
                             capture_output=True, text=True).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
@@ -84,13 +92,6 @@ def main(argv: list[str] | None = None) -> int:
            "machine": machine(), "load_before": load, "passed": passed, "workers": workers, "pytest_s": round(seconds),
            "ci_wall_s": round(wall)}
     new = not args.csv.is_file()
-    if not new:
-        with args.csv.open(newline="") as fh:
-            header = next(csv.reader(fh), [])
-        if header != FIELDS:
-            print(f"bench_suite: {args.csv} has the columns {header}, not {FIELDS}; nothing recorded",
-                  file=sys.stderr)
-            return 1
     args.csv.parent.mkdir(parents=True, exist_ok=True)
     with args.csv.open("a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=FIELDS)

@@ -54,11 +54,13 @@ def test_a_csv_of_other_columns_is_left_alone(tmp_path, monkeypatch, capsys):
     old = "commit,date,machine,load_before,passed,pytest_s,ci_wall_s\naaaaaaa,d,m,0 0 0,1,2,3\n"
     csv.write_text(old)
     passing = subprocess.CompletedProcess([], 0, "created: 2/2 workers\n=== 3 passed in 1.00s ===\n", "")
-    monkeypatch.setattr(bench_suite.subprocess, "run", lambda cmd, **kw: (
+    ran = []
+    monkeypatch.setattr(bench_suite.subprocess, "run", lambda cmd, **kw: ran.append(cmd) or (
         subprocess.CompletedProcess(cmd, 0, "abc1234\n", "") if "rev-parse" in cmd else passing))
     assert bench_suite.main(["--csv", str(csv)]) == 1
     assert csv.read_text() == old
     assert "has the columns" in capsys.readouterr().err
+    assert ["bash", ".ci/run"] not in ran  # refused before the suite ran
 
 
 @pytest.mark.parametrize("workers, where", [("1", "tests in one process in a clean-clone"),
