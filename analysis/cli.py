@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import Any
 
-from analysis import logs
+from analysis import logs, numerics
 from analysis.errors import ArgumentError, InputError, json_argument
 
 log = logging.getLogger("analysis.cli")
@@ -527,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logs.configure(args.log)
     logging.getLogger("fontTools").setLevel(logging.WARNING)  # its PDF font subsetting logs every glyph at INFO
+    kernels = numerics.state()
+    log.log(logging.INFO if kernels["pinned"] else logging.WARNING, "%s", numerics.describe(kernels))
     try:
         status = args.func(args)
     except InputError as exc:

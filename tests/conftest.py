@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import analysis  # noqa: F401  (first: it pins the numeric kernels before numpy loads, analysis/numerics.py)
 from helpers import REPO
 
 HUB = REPO / "data" / "benchmark_hub"
