@@ -13,8 +13,15 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+import autotuning_methodology
 import pandas as pd
 import pytest
+
+# imported at collection, not inside a test: the methodology's progress bar (progressbar2) keeps the streams
+# of its first import and of its first run, and a stream `capsys` installs is closed when its test ends (so no
+# test here runs the methodology under `capsys`)
+from autotuning_methodology.experiments import execute_experiment
+from kernel_tuner.file_utils import get_t4_results
 
 from analysis.cli import main
 from analysis.config import FULL_STUDY
@@ -55,8 +62,6 @@ def test_t4_export_is_what_kernel_tuners_t4_writer_writes_from_the_source(tmp_pa
     """Kernel Tuner's own T4 writer (file_utils.get_t4_results) given the source cache's entries: the same
     timestamp, times (compilation, benchmark, framework, search_algorithm, validation, runtimes),
     invalidity and measurements for every configuration."""
-    from kernel_tuner.file_utils import get_t4_results
-
     out = tmp_path / "convolution_MI250X_T4.json"
     assert _export("MI250X/convolution", "t4", out) == 0
     ours = read_json(out)
@@ -113,17 +118,20 @@ def _suite_budget(space: str) -> dict:
     return limits
 
 
-def _run_methodology(space: str, folder: Path, capsys, monkeypatch, cli: bool = False):
-    """Export the space's experiment folder; run the methodology on it as printed (`cli`: the
-    `autotuning_experiment` command in a shell), then `execute_experiment` with its default settings."""
-    from autotuning_methodology.experiments import execute_experiment
-
-    assert _export(space, "methodology", folder) == 0
-    printed = capsys.readouterr().out
-    assert printed == f"cd {folder} && autotuning_experiment experiments.json\n"
-    if cli:  # as its users run it; the venv's scripts first on PATH
-        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-        done = subprocess.run(["bash", "-c", printed], env=env, capture_output=True, text=True, timeout=600)
+def _run_methodology(space: str, folder: Path, monkeypatch, cli: bool = False):
+    """Export the space's experiment folder with the command (in a shell, as users run it); run the
+    methodology on it as printed (`cli`: the `autotuning_experiment` command), then `execute_experiment`
+    with its default settings."""
+    # the venv's scripts first on PATH, and this checkout's `analysis` on the path of the export's Python
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": str(REPO)}
+    export = subprocess.run([sys.executable, "-m", "analysis.cli", "export-space", "--config", str(FULL_STUDY),
+                             "--space", space, "--format", "methodology", "--out", str(folder)],
+                            env=env, capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert export.returncode == 0, export.stderr[-2000:]
+    assert export.stdout == f"cd {folder} && autotuning_experiment experiments.json\n"
+    if cli:
+        done = subprocess.run(["bash", "-c", export.stdout], env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]
     monkeypatch.chdir(folder)
     return execute_experiment("experiments.json")
@@ -151,14 +159,11 @@ def _check_budget(space: str, result) -> None:
     assert descriptions[device][kernel]["genetic_algorithm"].has_results()
 
 
-def test_the_methodology_runs_an_exported_folder_with_its_defaults_and_the_suites_budget(tmp_path, capsys,
-                                                                                         monkeypatch):
+def test_the_methodology_runs_an_exported_folder_with_its_defaults_and_the_suites_budget(tmp_path, monkeypatch):
     """A small benchmark_hub space (MI50 convolution, 2442 configurations): the printed command runs, and the
     package's pipeline arrives at the suite's budget."""
-    import autotuning_methodology
-
     folder = tmp_path / "experiment"
-    result = _run_methodology("MI50/convolution_milo_old", folder, capsys, monkeypatch, cli=True)
+    result = _run_methodology("MI50/convolution_milo_old", folder, monkeypatch, cli=True)
     assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and "run" not in p.parts
                   and "setup" not in p.parts) == [
         "cachefiles/convolution_milo_old/MI50.json", "cachefiles/convolution_milo_old/MI50.restrictions.json",
@@ -178,7 +183,7 @@ def test_the_methodology_runs_an_exported_folder_with_its_defaults_and_the_suite
 
 @pytest.mark.slow
 @pytest.mark.parametrize("space", ["MI250X/dedispersion", "A100/dedispersion"])
-def test_the_methodology_arrives_at_the_suites_budget_on_dedispersion(tmp_path, capsys, monkeypatch, space):
+def test_the_methodology_arrives_at_the_suites_budget_on_dedispersion(tmp_path, monkeypatch, space):
     """The spaces of issue #44 (the T4 file without runtimes stopped the default pipeline; the one time key
     set that loaded dropped the benchmark time): about 40 s each, the package's 25 default repeats."""
-    _check_budget(space, _run_methodology(space, tmp_path / "experiment", capsys, monkeypatch))
+    _check_budget(space, _run_methodology(space, tmp_path / "experiment", monkeypatch))
