@@ -190,7 +190,9 @@ def _export_space(a: argparse.Namespace) -> None:
     from analysis.config import FULL_STUDY
     from analysis.spaces.export import export
 
-    export(a.config or FULL_STUDY, a.space, a.format, a.out)
+    run = export(a.config or FULL_STUDY, a.space, a.format, a.out, a.objective)
+    if run:
+        print(run, end="")
 
 
 def _readme_results(a: argparse.Namespace) -> int:
@@ -482,13 +484,18 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                         "speedup_to_rs_spaces rows are compared")
     s.set_defaults(func=_verify_space)
 
-    s = sub.add_parser("export-space", description="write one space as a Kernel Tuner cache or a T4 file",
+    s = sub.add_parser("export-space", description="write one space as a Kernel Tuner cache, a T4 file or an "
+                       "experiment folder for the auto-tuning methodology",
                        epilog="One space of a config, parameters in the kernel's order (docs/running.md).")
     s.add_argument("--space", required=True, help="device/kernel, e.g. amd-epyc-vm/lavamd")
-    s.add_argument("--format", required=True, choices=["kernel-tuner", "t4"],
-                   help="kernel-tuner: a cache for tune_kernel(simulation_mode=True, cache=FILE) (name it .json); "
-                        "t4: a T4 results file")
-    s.add_argument("--out", required=True, help="the file to write (replaced atomically, mode 0644)")
+    s.add_argument("--format", required=True, choices=["kernel-tuner", "t4", "methodology"],
+                   help="kernel-tuner: a cache for tune_kernel(simulation_mode=True, cache=FILE) (name it .json), its "
+                        "restrictions beside it, and the tune_kernel call printed; t4: a T4 results file; "
+                        "methodology: an experiment folder (run `autotuning_experiment experiments.json` in it)")
+    s.add_argument("--out", required=True, help="the file to write (replaced atomically, mode 0644); for "
+                   "methodology, the folder")
+    s.add_argument("--objective", default=None, help="methodology: the objective it tunes and scores "
+                   "(default: the space's first)")
     s.add_argument("--config", default=None, help="the config whose entry of the space is imported (source, "
                    "definition, objectives, compile times; default: the repository's config/config.yaml)")
     s.set_defaults(func=_export_space)

@@ -63,24 +63,33 @@ def _imported(tmp_path: Path, source: Path, fmt: str):
     return import_space(source, kernel="k", device="d", fmt=fmt, definition=tmp_path / "kernel.yaml")
 
 
-def test_kernel_tuner_accepts_the_exported_cache_with_the_kernels_parameter_order(study, tmp_path):
+def test_kernel_tuner_runs_the_printed_call_on_the_export_with_the_kernels_parameter_order(study, tmp_path,
+                                                                                           monkeypatch, capsys):
     from kernel_tuner import tune_kernel
 
-    out = tmp_path / "exported" / "k.json"
+    monkeypatch.chdir(tmp_path)
+    out = Path("exported") / "k.json"  # relative, as a user types it: the printed call names it so
     assert _export(study, "kernel-tuner", out) == 0
+    call = capsys.readouterr().out
     assert stat.S_IMODE(out.stat().st_mode) == 0o644  # readable by others, not mkstemp's 0600
-    assert [p.name for p in out.parent.iterdir()] == ["k.json"]  # no temporary file left beside it
+    # the restrictions go beside the cache; no temporary file is left
+    assert sorted(p.name for p in out.parent.iterdir()) == ["k.json", "k.restrictions.json"]
+    assert json.loads((out.parent / "k.restrictions.json").read_text()) == [CONSTRAINT]
     doc = json.loads(out.read_text())
     assert doc["tune_params_keys"] == list(TUNE_PARAMS) and doc["tune_params"] == TUNE_PARAMS
     before = out.read_bytes()
 
-    results, _ = tune_kernel("k", "", [8], [], dict(TUNE_PARAMS), restrictions=[CONSTRAINT], cache=str(out),
-                             simulation_mode=True, strategy="brute_force", objective="time", quiet=True)
+    run: dict = {}
+    exec(call, run)  # the printed call, as written
     measured = {(r["zeta"], r["alpha"], r["mid"]): r["time"] for r in _rows() if isinstance(r["time"], float)}
-    seen = {(r["zeta"], r["alpha"], r["mid"]): r["time"] for r in results if isinstance(r["time"], float)}
+    seen = {(r["zeta"], r["alpha"], r["mid"]): r["time"] for r in run["results"] if isinstance(r["time"], float)}
     assert seen == measured  # every configuration, each with its measured time
-    assert len(results) == len(_rows())
+    assert len(run["results"]) == len(_rows())
     assert out.read_bytes() == before  # simulation mode reads the cache, never rewrites it
+    # without the restrictions Kernel Tuner proposes a configuration the cache cannot hold
+    with pytest.raises(ValueError, match="not in cache"):
+        tune_kernel("k", "", [8], [], dict(TUNE_PARAMS), cache=str(out), simulation_mode=True, strategy="brute_force",
+                    quiet=True)
     # the order is what Kernel Tuner looks configurations up by: the sorted one is refused
     with pytest.raises(ValueError, match="order"):
         tune_kernel("k", "", [8], [], {p: TUNE_PARAMS[p] for p in sorted(TUNE_PARAMS)}, restrictions=[CONSTRAINT],
