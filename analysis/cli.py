@@ -87,7 +87,12 @@ def _tables(a: argparse.Namespace) -> None:
     from analysis.tables import comparison as tables
 
     boot = Bootstrap(resamples=a.bootstrap_resamples, seed=a.bootstrap_seed)
-    tables.run(a.final, a.runs, _json(a, "settings"), boot, a.out_dir, a.names, _json(a, "objective_sets"))
+    selection = _json(a, "selection_spaces") or []
+    if not (isinstance(selection, list) and all(isinstance(x, str) and x.count("/") == 1 for x in selection)):
+        raise ArgumentError("--selection-spaces", f"expected a JSON list of 'device/kernel' names, got "
+                                                  f"{a.selection_spaces!r}")
+    tables.run(a.final, a.runs, _json(a, "settings"), boot, a.out_dir, a.names, _json(a, "objective_sets"),
+               selection)
 
 
 def _summary_table(a: argparse.Namespace) -> None:
@@ -367,6 +372,9 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--runs", required=True)
     s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
     s.add_argument("--objective-sets", default="", help="JSON: objective set -> objectives (scopes of the means)")
+    s.add_argument("--selection-spaces", default="",
+                   help="JSON: the 'device/kernel' spaces the hyperparameters were selected on (left out of the "
+                        "held-out scopes)")
     s.add_argument("--bootstrap-resamples", type=int, default=10000)
     s.add_argument("--bootstrap-seed", type=int, default=0)
     s.add_argument("--out-dir", required=True)

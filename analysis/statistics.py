@@ -1,6 +1,8 @@
 """The statistics the published tables are computed with, on plain arrays (no table layout here).
 
-- `Bootstrap` and `mean_sd_ci`: mean, SD and 95 % percentile bootstrap interval of a mean.
+- `Bootstrap` and `mean_sd_ci`: mean, SD and 95 % percentile bootstrap interval of a mean; given the cluster
+  of each value (the space of each (space, objective set) pair), the interval is a cluster bootstrap that
+  resamples whole clusters, so that values of one cluster, which are not independent, are drawn together.
 - `relative_improvement`: the thesis's (baseline - other) / baseline, undefined (NaN) where only the
   baseline is 0; `bounded_difference`: (baseline - other) / max(baseline, other), defined for every
   pair of non-negative values. Both are positive where `other` is lower (better).
@@ -27,25 +29,51 @@ class Bootstrap:
     resamples: int = 10000
     seed: int = 0
 
-    def ci(self, values: np.ndarray) -> tuple[float, float]:
-        """95 % percentile interval of the mean of `values` (NaN for fewer than 2 values).
+    def ci(self, values: np.ndarray, clusters: Sequence[object] | np.ndarray | None = None) -> tuple[float, float]:
+        """95 % percentile interval of the mean of `values` (NaN for fewer than 2 values, or 2 clusters).
+
+        Without `clusters` every value is drawn independently (the pair bootstrap). With `clusters` (one label
+        per value) each resample draws as many clusters as there are, with replacement, and takes the mean of
+        every value of the clusters drawn (a cluster drawn twice counts twice): the cluster bootstrap, for
+        values that are independent only between clusters. Clusters are numbered in the order they first
+        occur, so with one value per cluster the draws, and the interval, are the pair bootstrap's.
 
         Every call draws from a fresh generator seeded with `seed`, so equal inputs give equal intervals
         whatever was computed before."""
         values = np.asarray(values, dtype=float)
-        if len(values) < 2:
-            return (float("nan"), float("nan"))
-        rng = np.random.default_rng(self.seed)
-        means = values[rng.integers(0, len(values), size=(self.resamples, len(values)))].mean(axis=1)
+        if clusters is None:
+            if len(values) < 2:
+                return (float("nan"), float("nan"))
+            rng = np.random.default_rng(self.seed)
+            means = values[rng.integers(0, len(values), size=(self.resamples, len(values)))].mean(axis=1)
+        else:
+            labels = np.asarray(clusters, dtype=object)
+            if labels.shape != values.shape:
+                raise ValueError(f"a cluster bootstrap needs one cluster per value ({len(labels)} clusters for "
+                                 f"{len(values)} values)")
+            _, first, index = np.unique(labels.astype(str), return_index=True, return_inverse=True)
+            # renumber the clusters in the order of their first value
+            rank = np.empty(len(first), dtype=int)
+            rank[np.argsort(first)] = np.arange(len(first))
+            index = rank[index.ravel()]
+            k = len(first)
+            if k < 2:
+                return (float("nan"), float("nan"))
+            sums = np.bincount(index, weights=values, minlength=k)
+            sizes = np.bincount(index, minlength=k).astype(float)
+            rng = np.random.default_rng(self.seed)
+            drawn = rng.integers(0, k, size=(self.resamples, k))
+            means = sums[drawn].sum(axis=1) / sizes[drawn].sum(axis=1)
         lo, hi = np.percentile(means, [2.5, 97.5])
         return float(lo), float(hi)
 
 
-def mean_sd_ci(values: np.ndarray, boot: Bootstrap, scale: float) -> tuple[float, float, float, float]:
-    """Mean, SD (ddof 1) and bootstrap interval of `values` x scale: the mean is NaN for no value, the SD and
-    the interval for fewer than 2."""
+def mean_sd_ci(values: np.ndarray, boot: Bootstrap, scale: float,
+               clusters: Sequence[object] | np.ndarray | None = None) -> tuple[float, float, float, float]:
+    """Mean, SD (ddof 1) and bootstrap interval of `values` x scale: the mean is NaN for no value, the SD for
+    fewer than 2, the interval for fewer than 2 values or, given `clusters` (`Bootstrap.ci`), 2 clusters."""
     v = np.asarray(values, dtype=float) * scale
-    lo, hi = boot.ci(v)
+    lo, hi = boot.ci(v, clusters)
     return (float(v.mean()) if len(v) else float("nan"), float(v.std(ddof=1)) if len(v) > 1 else float("nan"),
             lo, hi)
 

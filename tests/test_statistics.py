@@ -130,3 +130,57 @@ def test_censored_median_ranks_not_reached_last():
     # a Series masked where not reached, as the README's speedup summary passes it
     speedup = pd.Series([40.0, 10.0, 25.0])
     assert censored_median(speedup.where(pd.Series([True, False, True]))) == 25.0
+
+
+def _naive_cluster_ci(values, clusters, resamples, seed):
+    """The cluster bootstrap written out: per resample, draw as many clusters as there are (numbered in the
+    order they first occur), pool every value of each cluster drawn, and average."""
+    order = list(dict.fromkeys(clusters))
+    members = {c: [v for v, c2 in zip(values, clusters) if c2 == c] for c in order}
+    draws = np.random.default_rng(seed).integers(0, len(order), size=(resamples, len(order)))
+    means = []
+    for row in draws:
+        pooled = [v for i in row for v in members[order[i]]]
+        means.append(sum(pooled) / len(pooled))
+    return tuple(np.percentile(means, [2.5, 97.5]))
+
+
+def test_cluster_bootstrap_equals_a_naive_reference_on_small_data():
+    values = np.array([1.0, 4.0, 2.5, -1.0, 3.0, 0.5, 7.0])
+    clusters = ["b", "b", "a", "c", "a", "d", "d"]  # uneven clusters, not in sorted order
+    boot = Bootstrap(400, 7)
+    assert boot.ci(values, clusters) == pytest.approx(_naive_cluster_ci(list(values), clusters, 400, 7))
+    # the labels name the clusters only: other labels in the same pattern give the same interval
+    assert boot.ci(values, [9, 9, 3, 5, 3, 1, 1]) == boot.ci(values, clusters)
+
+
+def test_cluster_bootstrap_with_one_value_per_cluster_is_the_pair_bootstrap():
+    x = np.random.default_rng(4).normal(size=12)
+    boot = Bootstrap(3000, 2)
+    assert boot.ci(x, [f"space{i}" for i in range(12)]) == boot.ci(x)
+
+
+def test_cluster_bootstrap_widens_the_interval_of_perfectly_correlated_pairs():
+    """Two identical values per space (O3 and O5 of one space moving together): the pair bootstrap takes them
+    for 20 independent values and gives an interval about sqrt(2) too narrow; the cluster bootstrap, drawing
+    spaces, gives the interval of the 10 spaces' values."""
+    per_space = np.random.default_rng(1).normal(size=10)
+    values = np.repeat(per_space, 2)
+    spaces = np.repeat(np.arange(10), 2)
+    boot = Bootstrap(20000, 0)
+    pair_lo, pair_hi = boot.ci(values)
+    lo, hi = boot.ci(values, spaces)
+    assert hi - lo > 1.2 * (pair_hi - pair_lo)
+    assert (lo, hi) == pytest.approx(boot.ci(per_space))  # one value per space: the same draws
+    assert boot.ci(values, spaces) == (lo, hi)  # seeded: the same interval on every call
+
+
+def test_cluster_bootstrap_needs_two_clusters_and_one_label_per_value():
+    boot = Bootstrap(100, 0)
+    assert np.isnan(boot.ci(np.array([1.0, 2.0]), ["s", "s"])).all()  # one space: nothing to resample
+    assert np.isnan(boot.ci(np.array([]), [])).all()
+    with pytest.raises(ValueError, match="one cluster per value"):
+        boot.ci(np.array([1.0, 2.0]), ["s"])
+    mean, sd, lo, hi = mean_sd_ci(np.array([0.1, 0.3, 0.2]), boot, 100.0, ["a", "a", "b"])
+    assert (mean, sd) == pytest.approx((20.0, 10.0))
+    assert (lo, hi) == pytest.approx(boot.ci(np.array([10.0, 30.0, 20.0]), ["a", "a", "b"]))

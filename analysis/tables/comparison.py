@@ -24,7 +24,13 @@ Definitions (all IGD+ values are of the normalised objectives; lower is better):
   Vargha-Delaney probability that a run of A ends with a lower IGD+ than a run of RS
   (ties count half; > 0.5 favours A).
 - every mean over spaces x objective sets comes with its SD and a 95 % percentile
-  bootstrap interval (resamples and seed from the config, recorded in the table).
+  bootstrap interval (resamples and seed from the config, recorded in the table). The interval is
+  a cluster bootstrap over spaces: the pairs of one space (its O3 and O5) are not independent, so
+  each resample draws spaces, each with all its pairs (`Bootstrap.ci` with clusters). Every such
+  table says how many spaces (`n_spaces`) and pairs (`n_pairs`) stand behind a mean.
+- scopes: the means of Tables 2, 3, 5 and the ablation are taken per group of objective sets
+  (`scopes`), and again over the spaces not used to select the hyperparameters (`<scope> held-out`,
+  where the scope has both kinds of space; the selection spaces come from the config).
 
 The statistics on arrays (bootstrap, the two differences, Mann-Whitney U, Holm, A12, the censored
 median) are `analysis.statistics`'s; this module arranges them into frames. Which tables the
@@ -61,30 +67,43 @@ SPACE = ["device", "kernel", "objective_set"]
 CELL = SPACE + ["budget"]
 
 
-DIFFERENCE_COLUMNS = ["n_pairs", "n_better", "n_equal", "n_worse", "n_undefined", "n_in_thesis_mean",
-                      "thesis_mean_pct", "thesis_sd_pct", "thesis_ci_low_pct", "thesis_ci_high_pct",
-                      "bounded_mean_pct", "bounded_sd_pct", "bounded_ci_low_pct", "bounded_ci_high_pct"]
+DIFFERENCE_COLUMNS = ["n_pairs", "n_spaces", "n_better", "n_equal", "n_worse", "n_undefined", "n_in_thesis_mean",
+                      "n_spaces_in_thesis_mean", "thesis_mean_pct", "thesis_sd_pct", "thesis_ci_low_pct",
+                      "thesis_ci_high_pct", "bounded_mean_pct", "bounded_sd_pct", "bounded_ci_low_pct",
+                      "bounded_ci_high_pct"]
 
 
-def paired_summary(baseline: np.ndarray, other: np.ndarray, boot: Bootstrap) -> dict:
-    """One row of a relative-difference table from the pairs (m_B, m_A) of a lower-is-better median.
+def paired_summary(baseline: np.ndarray, other: np.ndarray, boot: Bootstrap, spaces: Sequence[str] | np.ndarray
+                   ) -> dict:
+    """One row of a relative-difference table from the pairs (m_B, m_A) of a lower-is-better median, and the
+    space of each pair (`spaces`: the pairs of one space are resampled together).
 
     Counts of pairs where A (`other`) is better / equal / worse than B (`baseline`); the thesis's
     relative difference (m_B - m_A) / m_B in %, whose mean covers the pairs where it is defined
-    (`n_in_thesis_mean`); and the bounded difference (m_B - m_A) / max(m_A, m_B) in %, defined for
-    every pair. Both means come with SD and bootstrap interval. The keys are DIFFERENCE_COLUMNS.
+    (`n_in_thesis_mean`, of `n_spaces_in_thesis_mean` spaces); and the bounded difference
+    (m_B - m_A) / max(m_A, m_B) in %, defined for every pair. Both means come with SD and a cluster
+    bootstrap interval over spaces. The keys are DIFFERENCE_COLUMNS.
     """
     b = np.asarray(baseline, dtype=float)
     a = np.asarray(other, dtype=float)
+    spaces = np.asarray(spaces, dtype=object)
     if b.shape != a.shape or not (np.isfinite(b).all() and np.isfinite(a).all()):
         raise ValueError("paired_summary needs two finite arrays of the same length")
+    if spaces.shape != b.shape:
+        raise ValueError(f"paired_summary needs the space of each pair ({len(spaces)} spaces for {len(b)} pairs)")
     thesis = relative_improvement(b, a)
     defined = np.isfinite(thesis)
-    t = mean_sd_ci(thesis[defined], boot, 100.0)
-    d = mean_sd_ci(bounded_difference(b, a), boot, 100.0)
-    counts = [len(b), int((a < b).sum()), int((a == b).sum()), int((a > b).sum()), int((~defined).sum()),
-              int(defined.sum())]
+    t = mean_sd_ci(thesis[defined], boot, 100.0, spaces[defined])
+    d = mean_sd_ci(bounded_difference(b, a), boot, 100.0, spaces)
+    counts = [len(b), len(set(spaces)), int((a < b).sum()), int((a == b).sum()), int((a > b).sum()),
+              int((~defined).sum()), int(defined.sum()), len(set(spaces[defined]))]
     return dict(zip(DIFFERENCE_COLUMNS, [*counts, *t, *d]))
+
+
+def space_labels(index: pd.Index) -> np.ndarray:
+    """'device/kernel' of each entry of an index with `device` and `kernel` levels (the cluster of a pair)."""
+    return (index.get_level_values("device").astype(str) + "/" + index.get_level_values("kernel").astype(str)
+            ).to_numpy(dtype=object)
 
 
 def indicator_stats(final: pd.DataFrame) -> pd.DataFrame:
@@ -118,7 +137,8 @@ def improvement(final: pd.DataFrame, baseline: str, others: Sequence[str], boot:
         both = med[[baseline, setting]].dropna()
         for budget, part in both.groupby(level="budget"):
             rows.append({"setting": setting, "baseline": baseline, "budget": int(budget),
-                         **paired_summary(part[baseline].to_numpy(), part[setting].to_numpy(), boot)})
+                         **paired_summary(part[baseline].to_numpy(), part[setting].to_numpy(), boot,
+                                          space_labels(part.index))})
     return pd.DataFrame(rows, columns=["setting", "baseline", "budget", *DIFFERENCE_COLUMNS])
 
 
@@ -156,18 +176,31 @@ def speedup(runs: pd.DataFrame, final: pd.DataFrame, rs: str, others: Sequence[s
     return out
 
 
-def speedup_per_kernel(per_space: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame:
+SMALL_N = 3  # a Table 4 mean and SD over fewer pairs than this is flagged
+SMALL_N_FLAG = f"n < {SMALL_N}"
+
+
+def speedup_per_kernel(per_space: pd.DataFrame, boot: Bootstrap, selection_spaces: Sequence[str] = ()
+                       ) -> pd.DataFrame:
     """Table 4 proper, per kernel and setting: the thesis's mean/SD over the devices x objective sets
-    where RS quality was reached (`reached_*`), and over all of them the fraction reached and the
-    median speedup with "not reached" ranked below every reached value (`all_pairs_*`)."""
+    where RS quality was reached (`reached_*`, over `n` pairs of `n_spaces_reached` spaces, flagged in
+    `n_flag` where n < SMALL_N; the interval resamples devices, each with its objective sets), and over
+    all of them the fraction reached and the median speedup with "not reached" ranked below every
+    reached value (`all_pairs_*`). `n_spaces_held_out`: the kernel's spaces that are not among
+    `selection_spaces` ('device/kernel', the spaces the hyperparameters were selected on)."""
     rows = []
     for (kernel, setting), part in per_space.groupby(["kernel", "setting"], sort=True):
         reached = part[part["status"] == "reached"]
         status = "not reached" if reached.empty else f"reached in {len(reached)} of {len(part)}"
+        spaces = (part["device"].astype(str) + "/" + part["kernel"].astype(str)).to_numpy(dtype=object)
+        is_reached = (part["status"] == "reached").to_numpy()
         row = {"kernel": kernel, "setting": setting, "status": status, "n_pairs": len(part),
-               "n_reached": len(reached), "fraction_reached": len(reached) / len(part)}
+               "n_spaces": len(set(spaces)), "n_spaces_held_out": len(set(spaces) - set(selection_spaces)),
+               "n_reached": len(reached), "fraction_reached": len(reached) / len(part),
+               "n": len(reached), "n_spaces_reached": len(set(spaces[is_reached])),
+               "n_flag": SMALL_N_FLAG if len(reached) < SMALL_N else ""}
         for what in ("time", "evals"):
-            stats = mean_sd_ci(reached[f"speedup_{what}_pct"].to_numpy(dtype=float), boot, 1.0)
+            stats = mean_sd_ci(reached[f"speedup_{what}_pct"].to_numpy(dtype=float), boot, 1.0, spaces[is_reached])
             row.update(zip([f"reached_{what}_{s}_pct" for s in ("mean", "sd", "ci_low", "ci_high")], stats))
         for what in ("time", "evals"):
             row[f"all_pairs_{what}_median_pct"] = censored_median(part[f"speedup_{what}_pct"].to_numpy(dtype=float))
@@ -209,7 +242,8 @@ def eval_time(final: pd.DataFrame, rs: str, others: Sequence[str], boot: Bootstr
             thesis_all = thesis_all[np.isfinite(thesis_all)]
             c = cut.loc[part.index]
             rows.append({"setting": setting, "baseline": rs, "budget": int(budget),
-                         **paired_summary(compared[rs].to_numpy(), compared[setting].to_numpy(), boot),
+                         **paired_summary(compared[rs].to_numpy(), compared[setting].to_numpy(), boot,
+                                          space_labels(compared.index)),
                          "n_pairs_without_full_run": len(part) - len(compared),
                          "n_pairs_with_runs_cut_short": int(((c[rs] > 0) | (c[setting] > 0)).sum()),
                          "runs_cut_short": int(c[setting].sum()), "baseline_runs_cut_short": int(c[rs].sum()),
@@ -238,14 +272,32 @@ def scopes(present: Sequence[str], objective_sets: Mapping[str, Sequence[str]] |
     return out
 
 
+HELD_OUT = "held-out"
+
+
+def held_out_scope(scope: str) -> str:
+    """The name of a scope restricted to the spaces not used to select the hyperparameters."""
+    return f"{scope} {HELD_OUT}"
+
+
 def by_scope(table, final: pd.DataFrame, objective_sets: Mapping[str, Sequence[str]] | None,
-             *args) -> pd.DataFrame:
-    """`table(rows of final in the scope's sets, *args)` for every scope, stacked with a leading `scope` column."""
+             *args, selection_spaces: Sequence[str] = ()) -> pd.DataFrame:
+    """`table(rows of final in the scope's sets, *args)` for every scope, stacked with a leading `scope` column.
+
+    After each scope whose rows include both spaces of `selection_spaces` ('device/kernel': those the
+    hyperparameters were selected on) and other spaces comes its held-out twin, `held_out_scope(scope)`:
+    the same table over the other spaces only."""
     parts = []
+    held = ~(final["device"].astype(str) + "/" + final["kernel"].astype(str)).isin(list(selection_spaces))
     for name, sets in scopes(final["objective_set"].unique(), objective_sets):
-        part = table(final[final["objective_set"].isin(sets)], *args)
+        in_scope = final["objective_set"].isin(sets)
+        part = table(final[in_scope], *args)
         part.insert(0, "scope", name)
         parts.append(part)
+        if (in_scope & held).any() and (in_scope & ~held).any():
+            part = table(final[in_scope & held], *args)
+            part.insert(0, "scope", held_out_scope(name))
+            parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
@@ -290,7 +342,8 @@ class Inputs:
     """What the comparison's tables are built from: the final values (`final`) and the per-evaluation curves
     (`runs`) of the runs of `settings` (comparison label -> algorithm) only; `rs` is the one random-search
     setting, `others` every other setting in `settings` order; `objective_sets` (set name -> objectives, the
-    config's) defines the scopes of the means."""
+    config's) defines the scopes of the means; `selection_spaces` ('device/kernel') are the spaces the
+    hyperparameters were selected on, left out of the held-out scopes."""
 
     final: pd.DataFrame
     runs: pd.DataFrame
@@ -299,17 +352,24 @@ class Inputs:
     objective_sets: Mapping[str, Sequence[str]] | None
     rs: str
     others: list[str]
+    selection_spaces: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, final: pd.DataFrame, runs: pd.DataFrame, settings: Mapping[str, str], boot: Bootstrap,
-           objective_sets: Mapping[str, Sequence[str]] | None = None) -> Inputs:
+           objective_sets: Mapping[str, Sequence[str]] | None = None, selection_spaces: Sequence[str] = ()
+           ) -> Inputs:
         """The rows of `final` and `runs` of `settings`' labels; ValueError unless exactly one setting is `rs`."""
         final = final[final["setting"].isin(list(settings))]
         runs = runs[runs["setting"].isin(list(settings))]
         rs = [s for s, a in settings.items() if a == "rs"]
         if len(rs) != 1:
             raise ValueError(f"the comparison needs exactly one random-search setting, found {rs}")
-        return cls(final, runs, settings, boot, objective_sets, rs[0], [s for s in settings if s != rs[0]])
+        return cls(final, runs, settings, boot, objective_sets, rs[0], [s for s in settings if s != rs[0]],
+                   tuple(selection_spaces))
+
+    def by_scope(self, table, *args) -> pd.DataFrame:
+        """`by_scope` of `table` over this comparison's final values, scopes and selection spaces."""
+        return by_scope(table, self.final, self.objective_sets, *args, selection_spaces=self.selection_spaces)
 
     @cached_property
     def per_space(self) -> pd.DataFrame:
@@ -318,27 +378,37 @@ class Inputs:
 
     @property
     def boot_note(self) -> str:
-        """The note of a table with bootstrap intervals: how they were drawn."""
-        return f"bootstrap: {self.boot.resamples} resamples, seed {self.boot.seed}"
+        """The note of a table with bootstrap intervals: how they were drawn, and which spaces the held-out
+        scopes leave out."""
+        note = (f"cluster bootstrap over spaces (each space drawn with all its objective sets): "
+                f"{self.boot.resamples} resamples, seed {self.boot.seed}")
+        if self.selection_spaces:
+            note += (f"; hyperparameters selected on {', '.join(self.selection_spaces)} (config "
+                     f"hyperparameters.kernels), which the '{HELD_OUT}' scopes leave out")
+        return note
 
 
 def build(final: pd.DataFrame, runs: pd.DataFrame, settings: Mapping[str, str], boot: Bootstrap,
-          objective_sets: Mapping[str, Sequence[str]] | None = None
+          objective_sets: Mapping[str, Sequence[str]] | None = None, selection_spaces: Sequence[str] = ()
           ) -> dict[str, tuple[pd.DataFrame, str, dict[str, str]]]:
     """Every table that `analysis.tables.registry` lists for `settings`, in its order: name -> (frame, title,
     column docs). `settings`: comparison label -> algorithm, exactly one of them `rs` (else ValueError);
-    `objective_sets`: set name -> objectives (the config's), which defines the scopes of the means."""
+    `objective_sets`: set name -> objectives (the config's), which defines the scopes of the means;
+    `selection_spaces`: the 'device/kernel' spaces the hyperparameters were selected on (the held-out scopes
+    leave them out)."""
     from analysis.tables.registry import TABLES  # not at the top: the registry imports this module's functions
 
-    inputs = Inputs.of(final, runs, settings, boot, objective_sets)
+    inputs = Inputs.of(final, runs, settings, boot, objective_sets, selection_spaces)
     return {t.name: (t.build(inputs), t.title, t.docs(inputs)) for t in TABLES.values() if t.applies(settings)}
 
 
 def run(final_parquet: str | Path, runs_parquet: str | Path, settings: Mapping[str, str], boot: Bootstrap,
-        out_dir: str | Path, names: Sequence[str], objective_sets: Mapping[str, Sequence[str]] | None = None) -> None:
+        out_dir: str | Path, names: Sequence[str], objective_sets: Mapping[str, Sequence[str]] | None = None,
+        selection_spaces: Sequence[str] = ()) -> None:
     """Build the tables and write `<name>.csv` and `<name>.md` for each of `names` (an absent table is an
     error: the config must imply it)."""
-    tables = build(pd.read_parquet(final_parquet), pd.read_parquet(runs_parquet), settings, boot, objective_sets)
+    tables = build(pd.read_parquet(final_parquet), pd.read_parquet(runs_parquet), settings, boot, objective_sets,
+                   selection_spaces)
     missing = [n for n in names if n not in tables]
     if missing:
         raise ValueError(f"tables {missing} cannot be built from these settings ({dict(settings)})")

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.tables.comparison import (
+    SMALL_N,
+    SMALL_N_FLAG,
     Inputs,
     aware_twins,
-    by_scope,
     eval_time,
     improvement,
     indicator_stats,
@@ -67,7 +68,9 @@ def has_aware_twins(settings: Mapping[str, str]) -> bool:
     return bool(aware_twins(settings))
 
 
-SCOPE_DOC = "objective sets pooled: all, multi-objective (sets of two or more objectives), or one set"
+SCOPE_DOC = ("objective sets pooled: all, multi-objective (sets of two or more objectives), or one set; '<scope> "
+             "held-out': the same over the spaces the hyperparameters were not selected on (config "
+             "hyperparameters.kernels; see the note), where the scope has spaces of both kinds")
 
 
 def difference_docs(m: str, note: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -80,18 +83,23 @@ def difference_docs(m: str, note: str, extra: Mapping[str, str] | None = None) -
         "m_A / m_B": m,
         "n_pairs": "(space, objective set) pairs of the scope where both m_A and m_B exist; every n_* count and "
                    "the bounded_* columns cover all of them",
+        "n_spaces": "spaces of those pairs: the clusters the bootstrap resamples (a space with all its objective "
+                    "sets)",
         "n_better / n_equal / n_worse": "pairs where m_A < m_B / m_A = m_B / m_A > m_B (exact comparison); "
                                         "they sum to n_pairs",
         "n_undefined": "pairs where m_B = 0 and m_A > 0: the thesis's ratio is undefined and the pair is left out "
                        "of thesis_*; every one of them is also counted in n_worse",
         "n_in_thesis_mean": "n_pairs - n_undefined: the pairs that thesis_* covers",
+        "n_spaces_in_thesis_mean": "spaces of the n_in_thesis_mean pairs",
         "thesis_mean_pct / thesis_sd_pct": "the thesis's aggregate: mean and SD over the n_in_thesis_mean pairs of "
                                            "(m_B - m_A) / m_B in % (0 when both are 0); at most 100, unbounded below; "
                                            "> 0 favours A",
         "bounded_mean_pct / bounded_sd_pct": "mean and SD over all n_pairs pairs of (m_B - m_A) / max(m_A, m_B) "
                                              "in %: within [-100, 100], 0 when both are 0, -100 when only m_B is 0; "
                                              "> 0 favours A",
-        "*_ci_low_pct / *_ci_high_pct": "95 % percentile bootstrap interval of the mean beside it",
+        "*_ci_low_pct / *_ci_high_pct": "95 % percentile cluster bootstrap interval of the mean beside it: each "
+                                        "resample draws spaces, each with all its pairs (they are not "
+                                        "independent); NaN for fewer than 2 spaces",
         **(extra or {}),
         "note": note,
     }
@@ -127,10 +135,18 @@ SPEEDUP_SPACES_DOCS = {"rs_quality": "RS's median IGD+ at the largest budget (q)
 SPEEDUP_DOCS = {"status": "in how many (device, objective set) pairs of the kernel the setting's "
                           "median curve reached q; 'not reached' when in none",
                 "n_pairs": "(device, objective set) pairs of the kernel (rows of speedup_to_rs_spaces)",
+                "n_spaces": "spaces (devices) of those pairs",
+                "n_spaces_held_out": "of them, the spaces the hyperparameters were not selected on (0: a kernel of "
+                                     "the selection, config hyperparameters.kernels)",
                 "n_reached / fraction_reached": "pairs where q was reached, as a count and as a fraction of n_pairs",
+                "n / n_spaces_reached": "the pairs (= n_reached) and the spaces behind each reached_* cell: its "
+                                        "mean, SD and interval",
+                "n_flag": f"'{SMALL_N_FLAG}' where the reached_* mean and SD rest on fewer than {SMALL_N} pairs "
+                          "(the host-CPU kernels have two, O3 and O5 of one space), else empty",
                 "reached_time_* / reached_evals_*": "the thesis's aggregate: mean, SD and bootstrap interval of "
                                                     "speedup_time_pct / speedup_evals_pct over the n_reached pairs "
-                                                    "only",
+                                                    "only; the interval resamples spaces, each with its objective "
+                                                    "sets, so it is NaN for a kernel of one space",
                 "all_pairs_time_median_pct / all_pairs_evals_median_pct":
                     "median speedup over all n_pairs pairs, 'not reached' ranked below every reached value: -inf "
                     "when no more than half the pairs reached q"}
@@ -138,16 +154,15 @@ AWARE_TESTS_DOCS = {"a12": "P(aware's IGD+ < unaware's) + 0.5 P(tie)"}
 
 
 def _speedup_to_rs(i: Inputs) -> pd.DataFrame:
-    return speedup_per_kernel(i.per_space, i.boot) if len(i.per_space) else i.per_space
+    return speedup_per_kernel(i.per_space, i.boot, i.selection_spaces) if len(i.per_space) else i.per_space
 
 
 def _nsga3_over_nsga2(i: Inputs) -> pd.DataFrame:
-    return by_scope(improvement, i.final, i.objective_sets, single(i.settings, "nsga2"),
-                    [single(i.settings, "nsga3")], i.boot)
+    return i.by_scope(improvement, single(i.settings, "nsga2"), [single(i.settings, "nsga3")], i.boot)
 
 
 def _aware_over_unaware(i: Inputs) -> pd.DataFrame:
-    return pd.concat([by_scope(improvement, i.final, i.objective_sets, unaware, [aware], i.boot)
+    return pd.concat([i.by_scope(improvement, unaware, [aware], i.boot)
                       for unaware, aware in aware_twins(i.settings)], ignore_index=True)
 
 
@@ -160,12 +175,12 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("indicators", "IGD+ and hypervolume at the budget", always,
           lambda i: indicator_stats(i.final), lambda i: INDICATORS_DOCS),
     Table("improvement_over_rs", "Relative improvement over RS (Table 2)", always,
-          lambda i: by_scope(improvement, i.final, i.objective_sets, i.rs, i.others, i.boot),
+          lambda i: i.by_scope(improvement, i.rs, i.others, i.boot),
           lambda i: difference_docs(IGD_MEDIANS, i.boot_note)),
     Table("significance", "Each setting against RS: Mann-Whitney U, Holm, A12", always,
           lambda i: significance(i.final, i.rs, i.others), lambda i: SIGNIFICANCE_DOCS),
     Table("eval_time", "Evaluation time saved against RS at equal budget (Table 5)", always,
-          lambda i: by_scope(eval_time, i.final, i.objective_sets, i.rs, i.others, i.boot),
+          lambda i: i.by_scope(eval_time, i.rs, i.others, i.boot),
           lambda i: difference_docs(EVAL_TIME_MEDIANS, i.boot_note, EVAL_TIME_DOCS)),
     Table("speedup_to_rs_spaces", "Speedup to RS quality per space (Table 4 detail)", always,
           lambda i: i.per_space, lambda i: SPEEDUP_SPACES_DOCS),

@@ -208,8 +208,10 @@ def test_paired_summary_counts_every_pair_and_bounds_the_undefined_ones():
     boot = Bootstrap(300, 4)
     baseline = np.array([0.0, 0.0, 2.0, 4.0, 1.0])
     other = np.array([0.0, 0.5, 1.0, 6.0, 1.0])
-    row = tables.paired_summary(baseline, other, boot)
+    spaces = np.array([f"d{i}/k" for i in range(5)])  # one pair per space
+    row = tables.paired_summary(baseline, other, boot, spaces)
     assert list(row) == tables.DIFFERENCE_COLUMNS
+    assert (row["n_spaces"], row["n_spaces_in_thesis_mean"]) == (5, 4)
     # both 0: equal (0); baseline 0 only: worse, undefined for the thesis, bounded -1; 2 -> 1: better (+0.5);
     # 4 -> 6: worse (thesis -0.5, bounded -1/3); 1 -> 1: equal
     assert (row["n_pairs"], row["n_better"], row["n_equal"], row["n_worse"]) == (5, 1, 2, 2)
@@ -222,7 +224,7 @@ def test_paired_summary_counts_every_pair_and_bounds_the_undefined_ones():
     assert (row["bounded_ci_low_pct"], row["bounded_ci_high_pct"]) == pytest.approx(boot.ci(bounded))
     assert (row["thesis_ci_low_pct"], row["thesis_ci_high_pct"]) == pytest.approx(boot.ci(np.array([0, 50, -50, 0])))
     assert -100 <= row["bounded_ci_low_pct"] <= row["bounded_ci_high_pct"] <= 100
-    one = tables.paired_summary(np.array([0.0]), np.array([0.0]), boot)
+    one = tables.paired_summary(np.array([0.0]), np.array([0.0]), boot, ["d/k"])
     assert (one["n_equal"], one["bounded_mean_pct"]) == (1, 0.0) and np.isnan(one["bounded_sd_pct"])
 
 
@@ -277,6 +279,7 @@ def test_speedup_per_kernel_says_what_its_mean_covers_and_gives_a_figure_over_al
          ("b", 30.0), ("b", 10.0), ("b", 20.0), ("b", nan),  # 3 of 4: median of (-inf, 10, 20, 30) = 15
          ("c", 100.0), ("c", nan), ("c", 20.0), ("c", nan),  # half reached: the median is not reached
          ("d", nan)], columns=["kernel", "speedup_time_pct"])
+    per_space["device"] = [f"dev{i}" for i in range(len(per_space))]  # one pair per space
     per_space["speedup_evals_pct"] = per_space["speedup_time_pct"] / 2
     per_space["status"] = np.where(per_space["speedup_time_pct"].isna(), "not reached", "reached")
     per_space["setting"] = "nsga2"
@@ -307,3 +310,89 @@ def test_eval_time_compares_only_runs_that_spent_the_budget():
     assert (row["n_better"], row["n_equal"], row["n_worse"]) == (1, 0, 0)
     assert (row["n_pairs_with_runs_cut_short"], row["runs_cut_short"], row["baseline_runs_cut_short"]) == (2, 5, 0)
     assert row["thesis_mean_all_runs_pct"] == pytest.approx((75.0 + 62.5) / 2)
+
+
+def _two_sets_per_space(per_space):
+    """runs and final with objective sets O3 and O5 on every space: {device: {setting: [per-run curves]}} for O3;
+    O5's curves are O3's plus a constant, so each space's two pairs move together."""
+    runs, final = _spaces(per_space)
+    o5_runs = runs.assign(objective_set="O5", igd_plus=runs["igd_plus"] + 0.5)
+    o5_final = final.assign(objective_set="O5", igd_plus=final["igd_plus"] + 0.5)
+    return pd.concat([runs, o5_runs], ignore_index=True), pd.concat([final, o5_final], ignore_index=True)
+
+
+SETS = {"O3": ["time", "memory", "mre"], "O5": ["time", "memory", "mre", "nrmse", "nmae"]}
+
+
+def test_intervals_over_pairs_resample_spaces_and_say_how_many_stand_behind_a_mean():
+    rng = np.random.default_rng(8)
+    per_space = {f"d{i}": {"rs": [[3.0, 2.0]] * 3, "nsga2": [[2.0, float(v)]] * 3}
+                 for i, v in enumerate(rng.uniform(0.2, 1.8, size=6))}
+    runs, final = _two_sets_per_space(per_space)
+    boot = Bootstrap(2000, 5)
+    built = tables.build(final, runs, {"rs": "rs", "nsga2": "nsga2"}, boot, SETS)
+    row = built["improvement_over_rs"][0].set_index("scope").loc["all"]
+    assert (row["n_pairs"], row["n_spaces"], row["n_spaces_in_thesis_mean"]) == (12, 6, 6)
+    med = final.groupby(["device", "objective_set"])[["setting", "igd_plus"]].apply(
+        lambda g: g.groupby("setting")["igd_plus"].median()).sort_index()
+    rel = (med["rs"] - med["nsga2"]) / med["rs"] * 100
+    spaces = med.index.get_level_values("device") + "/k"
+    assert row["thesis_mean_pct"] == pytest.approx(rel.mean())
+    # the interval is the cluster bootstrap's over the 6 spaces, not the pair bootstrap's over 12 pairs
+    assert (row["thesis_ci_low_pct"], row["thesis_ci_high_pct"]) == pytest.approx(boot.ci(rel.to_numpy(), spaces))
+    assert (row["thesis_ci_low_pct"], row["thesis_ci_high_pct"]) != pytest.approx(boot.ci(rel.to_numpy()))
+    assert "cluster bootstrap over spaces" in built["improvement_over_rs"][2]["note"]
+    t5 = built["eval_time"][0].set_index("scope").loc["all"]
+    assert (t5["n_pairs"], t5["n_spaces"]) == (12, 6)
+
+
+def test_held_out_scopes_leave_out_the_spaces_the_hyperparameters_were_selected_on():
+    per_space = {"d0": {"rs": [[3.0, 2.0]] * 3, "nsga2": [[2.0, 0.2]] * 3},   # +90 %: selection spaces
+                 "d1": {"rs": [[3.0, 2.0]] * 3, "nsga2": [[2.0, 0.2]] * 3},
+                 "d2": {"rs": [[3.0, 2.0]] * 3, "nsga2": [[2.0, 1.0]] * 3},   # +50 %: held out
+                 "d3": {"rs": [[3.0, 2.0]] * 3, "nsga2": [[2.0, 1.0]] * 3}}
+    runs, final = _two_sets_per_space(per_space)
+    settings = {"rs": "rs", "nsga2": "nsga2", "nsga2_unaware": "nsga2_unaware"}
+    runs = pd.concat([runs, runs[runs["setting"] == "rs"].assign(setting="nsga2_unaware")], ignore_index=True)
+    final = pd.concat([final, final[final["setting"] == "rs"].assign(setting="nsga2_unaware")], ignore_index=True)
+    built = tables.build(final, runs, settings, Bootstrap(200, 0), SETS, selection_spaces=["d0/k", "d1/k"])
+    for name in ("improvement_over_rs", "eval_time", "aware_over_unaware"):
+        # (no multi-objective scope: every set here has several objectives, so it would be `all` again)
+        assert built[name][0]["scope"].drop_duplicates().tolist() == [
+            "all", "all held-out", "O3", "O3 held-out", "O5", "O5 held-out"], name
+    t2 = built["improvement_over_rs"][0]
+    t2 = t2[t2["setting"] == "nsga2"].set_index("scope")
+    held = t2.loc["all held-out"]
+    assert (held["n_pairs"], held["n_spaces"]) == (4, 2)
+    assert held["thesis_mean_pct"] == pytest.approx(
+        ((2.0 - 1.0) / 2.0 * 2 + (2.5 - 1.5) / 2.5 * 2) / 4 * 100)
+    assert t2.loc["all", "thesis_mean_pct"] > held["thesis_mean_pct"]
+    assert (t2.loc["O3 held-out", "n_pairs"], t2.loc["O3 held-out", "n_spaces"]) == (2, 2)
+    assert "d0/k, d1/k" in built["improvement_over_rs"][2]["note"]
+    # no selection spaces, or none among a scope's spaces: no held-out twin
+    plain = tables.build(final, runs, settings, Bootstrap(200, 0), SETS)
+    assert not plain["improvement_over_rs"][0]["scope"].str.contains("held-out").any()
+    other = tables.build(final, runs, settings, Bootstrap(200, 0), SETS, selection_spaces=["elsewhere/k"])
+    assert not other["improvement_over_rs"][0]["scope"].str.contains("held-out").any()
+
+
+def test_table_4_gives_n_per_cell_flags_fewer_than_three_and_resamples_devices():
+    rows = []
+    for device, kernel, sets in (("cpu", "a", ("O3", "O5")),                        # one space: n = 2
+                                 ("cpu", "b", ("O3", "O5")), ("gpu", "b", ("O3", "O5"))):  # two spaces: n = 4
+        for oset in sets:
+            rows.append({"device": device, "kernel": kernel, "objective_set": oset, "setting": "nsga2",
+                         "status": "reached", "speedup_time_pct": 100.0 + len(rows) * 10,
+                         "speedup_evals_pct": 50.0 + len(rows)})
+    per_space = pd.DataFrame(rows)
+    boot = Bootstrap(500, 1)
+    table = tables.speedup_per_kernel(per_space, boot, selection_spaces=["cpu/a"]).set_index("kernel")
+    assert table["n"].tolist() == [2, 4] and table["n_spaces_reached"].tolist() == [1, 2]
+    assert table["n_flag"].tolist() == [tables.SMALL_N_FLAG, ""]
+    assert table["n_spaces_held_out"].tolist() == [0, 2]
+    # one space: no interval over spaces; two: the cluster bootstrap over the devices
+    assert np.isnan(table.loc["a", ["reached_time_ci_low_pct", "reached_time_ci_high_pct"]].astype(float)).all()
+    b = per_space[per_space["kernel"] == "b"]
+    assert tuple(table.loc["b", ["reached_time_ci_low_pct", "reached_time_ci_high_pct"]]) == pytest.approx(
+        boot.ci(b["speedup_time_pct"].to_numpy(), b["device"].to_numpy()))
+    assert table.loc["a", "reached_time_sd_pct"] == pytest.approx(np.std([100.0, 110.0], ddof=1))

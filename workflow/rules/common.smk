@@ -228,6 +228,15 @@ def comparison_algorithms():
     return {label: spec["algorithm"] for label, spec in SETTINGS.items()}
 
 
+def selection_spaces():
+    """The spaces ('device/kernel') the hyperparameters of the comparison's tuned settings were selected on: the
+    training spaces where a comparison setting takes a grid's picks, else none. The held-out scopes of the
+    tables leave them out."""
+    if not any(spec.get("tuned") for spec in SETTINGS.values()):
+        return []
+    return [f"{d}/{k}" for d, k in TRAINING]
+
+
 def summary_settings():
     """The comparison settings summarised against the baselines (RS, NSGA-II, NSGA-III): every other one."""
     return study_summary.summary_settings(comparison_algorithms())

@@ -1,4 +1,5 @@
-# The study's tables (docs/study.md, "Tables"): indicator statistics, Tables 2-5, significance, the ablation.
+# The study's tables (docs/study.md, "Tables"): indicator statistics, Tables 2-5, significance, the ablation;
+# the held-out scopes leave out the spaces the hyperparameters were selected on (selection_spaces()).
 
 
 rule study_tables:
@@ -23,13 +24,14 @@ rule study_tables:
         cli=CLI,
         settings=json_arg(comparison_algorithms()),
         objective_sets=json_arg(config["objective_sets"]),
+        selection_spaces=json_arg(selection_spaces()),
         names=list(table_files()),
         out_dir=output_folder,
         resamples=config["tables"]["bootstrap_resamples"],
         seed=config["tables"]["bootstrap_seed"],
     shell:
         "{params.cli} tables --final {input.final:q} --runs {input.runs:q} --settings {params.settings}"
-        " --objective-sets {params.objective_sets}"
+        " --objective-sets {params.objective_sets} --selection-spaces {params.selection_spaces}"
         " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
         " --out-dir {params.out_dir:q} --names {params.names} 2> {log:q}"
 
