@@ -382,9 +382,10 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--names", nargs="+", required=True)
     s.set_defaults(func=_tables)
 
-    s = sub.add_parser("compile-sensitivity", description="Tables 4 and 5 with the compile cost of the spaces "
-                       "compiled on another machine than the one that measured them rescaled",
-                       epilog="By each compile measurement's outside check, and by each of --factors.")
+    s = sub.add_parser("compile-sensitivity",
+                       description="Tables 4 and 5 with compile costs measured elsewhere rescaled",
+                       epilog="The spaces whose compile costs were measured on another machine than the space: their "
+                              "compile part times each measurement's outside-check ratio, and times each of --factors.")
     s.add_argument("--final", required=True)
     s.add_argument("--runs", required=True)
     s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
