@@ -64,8 +64,8 @@ def _simulate(a: argparse.Namespace) -> None:
 def _indicators(a: argparse.Namespace) -> None:
     from analysis.indicators import jobs as runs
 
-    runs.run(a.runs, _json(a, "algorithms"), a.space_meta, a.fronts_parquet, a.fronts_json, a.objective_set,
-             a.curve, a.final)
+    runs.run(a.runs, _json(a, "algorithms"), a.space_parquet, a.space_meta, a.fronts_parquet, a.fronts_json,
+             a.objective_set, a.curve, a.final)
 
 
 def _summary(a: argparse.Namespace) -> None:
@@ -93,6 +93,15 @@ def _tables(a: argparse.Namespace) -> None:
                                                   f"{a.selection_spaces!r}")
     tables.run(a.final, a.runs, _json(a, "settings"), boot, a.out_dir, a.names, _json(a, "objective_sets"),
                selection)
+
+
+def _compile_sensitivity(a: argparse.Namespace) -> None:
+    from analysis.statistics import Bootstrap
+    from analysis.tables import compile_sensitivity
+
+    boot = Bootstrap(resamples=a.bootstrap_resamples, seed=a.bootstrap_seed)
+    compile_sensitivity.run(a.final, a.runs, _json(a, "settings"), boot, a.space_meta, _json(a, "factors"), a.csv,
+                            a.md, _json(a, "objective_sets"))
 
 
 def _summary_table(a: argparse.Namespace) -> None:
@@ -238,8 +247,8 @@ COMMAND_STAGES = {
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
     "hyperparameters": "hyperparams",
     "indicators": "indicators", "summary": "indicators", "ca-score": "indicators",
-    "tables": "tables", "summary-table": "tables", "ca-tables": "tables", "readme-results": "tables",
-    "verify-space": "tables",
+    "tables": "tables", "compile-sensitivity": "tables", "summary-table": "tables", "ca-tables": "tables",
+    "readme-results": "tables", "verify-space": "tables",
     "figure-anytime": "figures", "figure-anytime-grid": "figures", "figure-hyperparameters": "figures",
     "figure-summary": "figures", "figure-tradeoff": "figures", "figure-constraint-aware": "figures",
     "figure-constraint-aware-spaces": "figures",
@@ -342,6 +351,8 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s = sub.add_parser("indicators", description="anytime IGD+ and final hypervolume of every run of a space")
     s.add_argument("--runs", nargs="+", required=True, help="run files .../<setting>/b<budget>.parquet")
     s.add_argument("--algorithms", required=True, help="JSON: setting label -> algorithm")
+    s.add_argument("--space-parquet", required=True,
+                   help="the space's table: the compile, verification and benchmark time each visit is charged")
     s.add_argument("--space-meta", required=True)
     s.add_argument("--fronts-parquet", required=True)
     s.add_argument("--fronts-json", required=True)
@@ -380,6 +391,23 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--out-dir", required=True)
     s.add_argument("--names", nargs="+", required=True)
     s.set_defaults(func=_tables)
+
+    s = sub.add_parser("compile-sensitivity",
+                       description="Tables 4 and 5 with compile costs measured elsewhere rescaled",
+                       epilog="The spaces whose compile costs were measured on another machine than the space: their "
+                              "compile part times each measurement's outside-check ratio, and times each of --factors.")
+    s.add_argument("--final", required=True)
+    s.add_argument("--runs", required=True)
+    s.add_argument("--settings", required=True, help="JSON: comparison setting label -> algorithm")
+    s.add_argument("--objective-sets", default="", help="JSON: objective set -> objectives (scopes of the means)")
+    s.add_argument("--space-meta", nargs="*", default=[],
+                   help="space.json of the spaces with per-configuration compile times")
+    s.add_argument("--factors", default="[]", help="JSON: the compile-time factors besides the outside check's")
+    s.add_argument("--bootstrap-resamples", type=int, default=10000)
+    s.add_argument("--bootstrap-seed", type=int, default=0)
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.set_defaults(func=_compile_sensitivity)
 
     s = sub.add_parser("summary-table", description="one strategy against RS, NSGA-II and NSGA-III, per space",
                        epilog="Per space, objective set and budget: tables/summary/<setting>.csv and .md.")

@@ -9,6 +9,12 @@ evaluation up to and including the k-th distinct one. A configuration that faile
 whose value is NaN or infinite in any objective of the set, yields no point. A run that
 stopped before its budget (Kernel Tuner's GA can) keeps its last value for the
 remaining k, marked by `evaluated` < k.
+
+Where the space's table is given, the simulated clock is split into what it charged for compiling,
+verifying and benchmarking the configurations (`PART_COLUMNS`): each first visit of a configuration
+is charged the three times of its row in the space table (nothing for a proposal that is not in the
+table: an infeasible one, which the clock charges nothing either). The parts must add up to the
+clock (`sim_time_ms`) at every step, to rounding, or the run file is refused.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import pandas as pd
 from analysis.errors import InputError
 from analysis.indicators.registry import INDICATORS
 from analysis.io import write_parquet
+from analysis.objectives import EVALUATION_TIME_COLUMNS
 from analysis.spaces.pareto import Front
 
 log = logging.getLogger(__name__)
@@ -121,9 +128,54 @@ def _run_curve(values: np.ndarray, valid: np.ndarray, times: np.ndarray, front: 
     return columns, final
 
 
-def indicators(runs: pd.DataFrame, front: NormalisedFront, budget: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+# The parts of a run's evaluation time (eval_time_ms) in the finals, by the space table's column they sum;
+# the curves carry the compile part per k (CURVE_COMPILE), the one a compile-cost sensitivity rescales.
+PART_COLUMNS = {"eval_compile_ms": EVALUATION_TIME_COLUMNS["compile_time"],
+                "eval_verification_ms": EVALUATION_TIME_COLUMNS["verification_time"],
+                "eval_benchmark_ms": EVALUATION_TIME_COLUMNS["benchmark_time"]}
+CURVE_COMPILE = "eval_compile_ms"
+# |sum of the parts - clock| allowed at a step: the clock adds the three per step, the parts each add one
+CLOCK_RTOL, CLOCK_ATOL_MS = 1e-9, 1e-6
+
+
+def charged_parts(runs: pd.DataFrame, space_table: pd.DataFrame, parameters: Sequence[str]) -> np.ndarray:
+    """Per row of a run file, the compile, verification and benchmark time (ms, `PART_COLUMNS` order) of the
+    row's configuration in the space table; 0 for a configuration the table lacks (an infeasible proposal).
+    A parameter column the run file lacks is a KeyError naming it."""
+    missing = [f"param.{p}" for p in parameters if f"param.{p}" not in runs.columns]
+    if missing:
+        raise KeyError(f"run file lacks parameter columns {missing}")
+    table_keys = pd.MultiIndex.from_frame(space_table[list(parameters)])
+    run_keys = pd.MultiIndex.from_frame(runs[[f"param.{p}" for p in parameters]].set_axis(list(parameters), axis=1))
+    row = table_keys.get_indexer(run_keys)
+    times = space_table[list(PART_COLUMNS.values())].to_numpy(dtype=float)
+    return np.where((row >= 0)[:, None], times[np.maximum(row, 0)], 0.0)
+
+
+def _parts_of_run(parts: np.ndarray, times: np.ndarray, n: int, budget: int, rep) -> tuple[np.ndarray, dict]:
+    """The cumulative compile part per k (padded to the budget like the clock) and the three parts at the run's
+    last counted evaluation, from the per-first-visit `parts` of one run in step order; ValueError where their
+    sum leaves the clock `times`."""
+    cumulative = np.cumsum(parts, axis=0)
+    total = cumulative.sum(axis=1)
+    off = ~np.isclose(total, times, rtol=CLOCK_RTOL, atol=CLOCK_ATOL_MS)
+    if off.any():
+        i = int(np.flatnonzero(off)[0])
+        raise ValueError(f"repetition {rep}: compile + verification + benchmark of the space's table sum to "
+                         f"{total[i]!r} ms at its distinct evaluation {i + 1}, but sim_time_ms is {times[i]!r}")
+    compile_curve = np.concatenate([cumulative[:n, 0], np.full(budget - n, cumulative[n - 1, 0] if n else np.nan)])
+    final = {name: float(cumulative[n - 1, j]) if n else float("nan") for j, name in enumerate(PART_COLUMNS)}
+    return compile_curve, final
+
+
+def indicators(runs: pd.DataFrame, front: NormalisedFront, budget: int, parts: np.ndarray | None = None
+               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Curves and finals of every repetition in a run file (repetitions ascending; each run's rows in step
-    order, which `step` numbers uniquely within a run)."""
+    order, which `step` numbers uniquely within a run).
+
+    `parts` (`charged_parts` of the run file's rows), where given, adds the parts of the evaluation time: the
+    compile part per k to the curves (`CURVE_COMPILE`), all three to the finals (`PART_COLUMNS`); ValueError
+    where they do not sum to the clock."""
     cols = _objective_columns(runs, front)
     repetition = runs["repetition"].to_numpy()
     step = runs["step"].to_numpy()
@@ -143,6 +195,10 @@ def indicators(runs: pd.DataFrame, front: NormalisedFront, budget: int) -> tuple
         ordered = rows[np.argsort(step[rows], kind="stable")]
         ordered = ordered[first[ordered]]
         curve, final = _run_curve(values[ordered], valid[ordered], times[ordered], front, budget)
+        if parts is not None:
+            curve[CURVE_COMPILE], split = _parts_of_run(parts[ordered], times[ordered], final["evaluations"],
+                                                        budget, rep)
+            final.update(split)
         for key, column in {"repetition": np.full(budget, rep), **curve}.items():
             curves.setdefault(key, []).append(column)
         finals.append({"repetition": rep, "seed": int(seeds[rows[0]]), **final,
@@ -161,21 +217,33 @@ def run_file_identity(path: str | Path, algorithms: Mapping[str, str]) -> dict:
     return {"setting": setting, "algorithm": algorithms[setting], "budget": int(m.group(1))}
 
 
-def run(run_files: Sequence[str | Path], algorithms: Mapping[str, str], space_meta: str | Path,
-        fronts_parquet: str | Path, fronts_json: str | Path, objective_set: str, out_curve: str | Path,
-        out_final: str | Path) -> None:
-    """Indicators of every run file of one space and objective set, written atomically as two tables
-    (curves and finals) with identity columns device, kernel, objective_set, setting, algorithm, budget."""
+def run(run_files: Sequence[str | Path], algorithms: Mapping[str, str], space_parquet: str | Path,
+        space_meta: str | Path, fronts_parquet: str | Path, fronts_json: str | Path, objective_set: str,
+        out_curve: str | Path, out_final: str | Path) -> None:
+    """Indicators of every run file of one space and objective set, with the parts of each run's evaluation
+    time (from the space's table), written atomically as two tables (curves and finals) with identity columns
+    device, kernel, objective_set, setting, algorithm, budget."""
     front = load_front(space_meta, fronts_parquet, fronts_json, objective_set)
     meta = json.loads(Path(space_meta).read_text())
+    table = pd.read_parquet(space_parquet)
+    absent = [c for c in [*meta["parameters"], *PART_COLUMNS.values()] if c not in table.columns]
+    if absent:
+        raise InputError(space_parquet, f"lacks columns {absent}", field=absent[0])
     curves, finals = [], []
     for path in run_files:
         ident = {"device": meta["device"], "kernel": meta["kernel"], "objective_set": objective_set,
                  **run_file_identity(path, algorithms)}
+        runs = pd.read_parquet(path)
         try:
-            curve, final = indicators(pd.read_parquet(path), front, ident["budget"])
+            parts = charged_parts(runs, table, meta["parameters"])
+        except KeyError as exc:
+            raise InputError(path, str(exc).strip("'\""), field="parameter columns") from None
+        try:
+            curve, final = indicators(runs, front, ident["budget"], parts)
         except KeyError as exc:
             raise InputError(path, str(exc).strip("'\""), field="objective columns") from None
+        except ValueError as exc:
+            raise InputError(path, f"{exc} (space table {space_parquet})", field="sim_time_ms") from None
         for frame in (curve, final):
             for i, (col, value) in enumerate(ident.items()):
                 frame.insert(i, col, value)

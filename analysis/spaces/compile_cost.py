@@ -261,3 +261,55 @@ def write_table(meta_paths: Sequence[str | Path], csv: str | Path, md: str | Pat
     write_csv(df, csv)
     write_text(to_markdown(df, "Compile cost of host-CPU configurations, compiled alone", TABLE_DOCS), md)
     return df
+
+
+def provenance_path(path: str | Path) -> Path:
+    """The provenance JSON published beside a data file: <stem>.provenance.json for <stem>.json(.gz)."""
+    path = Path(path)
+    stem = path.name.removesuffix(".gz").removesuffix(".json")
+    return path.with_name(f"{stem}.provenance.json")
+
+
+def _machine(provenance: Path, doc: Any) -> str:
+    """The machine a provenance record names: its `machine` (a compile measurement's) or its host's CPU model."""
+    name = doc.get("machine") if isinstance(doc, dict) else None
+    if not isinstance(name, str) or name in ("", "x86_64"):
+        host = doc.get("host") if isinstance(doc, dict) else None
+        name = host.get("cpu_model") if isinstance(host, dict) else None
+    if not isinstance(name, str) or not name:
+        raise SpaceError(provenance, "names no machine (neither `machine` nor `host.cpu_model`)",
+                         field="host.cpu_model")
+    return name
+
+
+def where_measured(meta_path: str | Path) -> dict[str, Any] | None:
+    """Where a space's charged compile times were measured against where the space itself was, from the
+    provenance beside its source and beside each compile measurement (`provenance_path`); None for a space
+    without per-configuration compile times.
+
+    `elsewhere` is whether a compile measurement's machine differs from the space's; `outside_check_ratio` the
+    ratio that measurement's outside check found between the space's machine's compile speed and its own
+    (cuda_compile_cost.outside_check; None where it has none). A provenance file that is missing or names no
+    machine is an error naming it.
+    """
+    from analysis.spaces.jsonfile import read_json
+
+    meta = read_json(meta_path)
+    cost = meta.get("compile_cost") if isinstance(meta, dict) else None
+    if not cost:
+        return None
+    docs = {}
+    for path in [meta["source"]["path"], *(f["path"] for f in cost.get("files", []))]:
+        prov = provenance_path(path)
+        if not prov.is_file():
+            raise SpaceError(prov, f"missing: it says where {Path(path).name} was measured ({meta_path})",
+                             field="host.cpu_model")
+        docs[path] = (prov, read_json(prov))
+    source, *measurements = docs.values()
+    here = _machine(*source)
+    there = [_machine(*m) for m in measurements]
+    ratios = [(m[1].get("outside_check") or {}).get("ratio") for m in measurements]
+    ratios = [float(r) for r in ratios if isinstance(r, (int, float)) and not isinstance(r, bool)]
+    return {"space": f"{meta['device']}/{meta['kernel']}", "space_machine": here,
+            "compile_machine": ", ".join(dict.fromkeys(there)), "elsewhere": any(m != here for m in there),
+            "outside_check_ratio": max(ratios) if ratios else None}

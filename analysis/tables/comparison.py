@@ -417,3 +417,152 @@ def run(final_parquet: str | Path, runs_parquet: str | Path, settings: Mapping[s
         write_csv(frame, Path(out_dir) / f"{name}.csv")
         write_text(to_markdown(frame, title, docs), Path(out_dir) / f"{name}.md")
         log.info("table %s: %d rows", name, len(frame))
+
+
+# --- Table 5 split into its parts, and Tables 4 and 5 with the compile part rescaled -----------------
+
+# The parts of a run's evaluation time in the finals (analysis.indicators.jobs.PART_COLUMNS), by part name.
+EVAL_TIME_PARTS = {"compile": "eval_compile_ms", "verification": "eval_verification_ms",
+                   "benchmark": "eval_benchmark_ms"}
+CURVE_COMPILE = "eval_compile_ms"  # the runs' (curves') compile part per k
+PART_SUMS = {"verification_benchmark": ("verification", "benchmark")}  # both run the kernel
+PART_STATS = [*EVAL_TIME_PARTS, *PART_SUMS]
+EVAL_TIME_PARTS_COLUMNS = (["n_pairs", "n_spaces", "saving_mean_pct"]
+                           + [f"{p}_{s}_pct" for p in PART_STATS for s in ("mean", "ci_low", "ci_high")]
+                           + ["residual_mean_pct", "residual_max_abs_pct"])
+
+
+def _require_parts(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    """ValueError naming the part columns `frame` lacks (indicators written before the split)."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the {what} lack {missing}: they come from indicators written before the evaluation "
+                         "time was split into its parts; rerun the indicators and summary stages")
+
+
+def eval_time_parts(final: pd.DataFrame, rs: str, others: Sequence[str], boot: Bootstrap) -> pd.DataFrame:
+    """Table 5's saving split into what compile, verification and benchmark time contribute, per budget and setting.
+
+    Per (space, objective set) pair of Table 5's thesis mean (the same full-budget runs, the same pairs), part P
+    contributes (median P_RS - median P_A) / median T_RS in points; the mean over the pairs of each part comes
+    with its bootstrap interval. A median of sums is not the sum of the medians, so the parts need not add up to
+    the saving: the residual (saving - the parts) is given per row, as a mean and as its largest |value| over the
+    pairs. `saving_mean_pct` equals Table 5's `thesis_mean_pct`; the intervals resample spaces, each with all its
+    pairs, as Table 5's do.
+    """
+    _require_parts(final, list(EVAL_TIME_PARTS.values()), "finals")
+    short = is_cut_short(final)
+    med_all = _medians(final, "eval_time_ms")
+    med_full = {c: _medians(final[~short], c) for c in ["eval_time_ms", *EVAL_TIME_PARTS.values()]}
+    rows = []
+    for setting in others:
+        if setting not in med_all or rs not in med_all:
+            continue
+        pairs = med_all[[rs, setting]].dropna()
+        for budget, part in pairs.groupby(level="budget"):
+            t = med_full["eval_time_ms"].reindex(index=part.index, columns=[rs, setting]).dropna()
+            saving = relative_improvement(t[rs].to_numpy(), t[setting].to_numpy())
+            defined = np.isfinite(saving)
+            t = t[defined]
+            t_rs = t[rs].to_numpy()
+            spaces = space_labels(t.index)
+            row = {"setting": setting, "baseline": rs, "budget": int(budget), "n_pairs": int(defined.sum()),
+                   "n_spaces": len(set(spaces)), "saving_mean_pct": mean_sd_ci(saving[defined], boot, 100.0)[0]}
+            points = {}
+            for name, column in EVAL_TIME_PARTS.items():
+                m = med_full[column].reindex(index=t.index, columns=[rs, setting])
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    points[name] = np.where(t_rs > 0, (m[rs].to_numpy() - m[setting].to_numpy()) / t_rs, 0.0)
+            for name, (a, b) in PART_SUMS.items():
+                points[name] = points[a] + points[b]
+            for name in PART_STATS:
+                mean, _, low, high = mean_sd_ci(points[name], boot, 100.0, spaces)
+                row.update({f"{name}_mean_pct": mean, f"{name}_ci_low_pct": low, f"{name}_ci_high_pct": high})
+            residual = 100.0 * (saving[defined] - sum(points[name] for name in EVAL_TIME_PARTS))
+            row["residual_mean_pct"] = float(residual.mean()) if len(residual) else float("nan")
+            row["residual_max_abs_pct"] = float(np.abs(residual).max()) if len(residual) else float("nan")
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["setting", "baseline", "budget", *EVAL_TIME_PARTS_COLUMNS])
+
+
+def scale_compile(final: pd.DataFrame, runs: pd.DataFrame, factors: Mapping[str, float]
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`final` and `runs` with the compile part of every evaluation time on the spaces of `factors` ("device/kernel"
+    -> factor) multiplied by its factor: eval_time_ms + (factor - 1) x the compile part (so a factor of 1 leaves
+    every value as it is, bit for bit)."""
+    _require_parts(final, [EVAL_TIME_PARTS["compile"]], "finals")
+    _require_parts(runs, [CURVE_COMPILE], "curves")
+    out = []
+    for frame, column in ((final, EVAL_TIME_PARTS["compile"]), (runs, CURVE_COMPILE)):
+        frame = frame.copy()
+        space = frame["device"].astype(str) + "/" + frame["kernel"].astype(str)
+        extra = space.map({s: float(f) - 1.0 for s, f in factors.items()}).fillna(0.0).to_numpy()
+        at = extra != 0
+        times = frame["eval_time_ms"].to_numpy(dtype=float).copy()
+        times[at] = times[at] + extra[at] * frame[column].to_numpy(dtype=float)[at]
+        frame["eval_time_ms"] = times
+        out.append(frame)
+    return out[0], out[1]
+
+
+SENSITIVITY_COLUMNS = {
+    "eval_time": ["thesis_mean_pct", "bounded_mean_pct"],
+    "speedup_to_rs": ["reached_time_mean_pct", "all_pairs_time_median_pct"],
+    "speedup_to_rs_spaces": ["speedup_time_pct"],
+}
+SENSITIVITY_KEYS = {
+    "eval_time": ["scope", "setting", "budget"],
+    "speedup_to_rs": ["kernel", "setting"],
+    "speedup_to_rs_spaces": ["device", "kernel", "objective_set", "setting"],
+}
+SENSITIVITY_FRAME = ["table", "scenario", "spaces_scaled", "scope", "device", "kernel", "objective_set", "setting",
+                     "budget", "column", "published", "scaled", "change"]
+
+
+def _tables_4_and_5(i: Inputs) -> dict[str, pd.DataFrame]:
+    """Table 5 by scope and Table 4 per kernel and per space, as `build` makes them."""
+    per_space = i.per_space
+    return {"eval_time": by_scope(eval_time, i.final, i.objective_sets, i.rs, i.others, i.boot),
+            "speedup_to_rs": speedup_per_kernel(per_space, i.boot) if len(per_space) else per_space,
+            "speedup_to_rs_spaces": per_space}
+
+
+def compile_sensitivity(final: pd.DataFrame, runs: pd.DataFrame, settings: Mapping[str, str], boot: Bootstrap,
+                        scenarios: Sequence[tuple[str, Mapping[str, float]]],
+                        objective_sets: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+    """How Tables 4 and 5 move when the compile part of the evaluation time is rescaled on some spaces.
+
+    Each scenario (name, {"device/kernel": factor}) recomputes Table 5 (every row) and Table 4 per kernel and per
+    space (the rows of a kernel or space it rescales) from `scale_compile`'s times; a row per (table row, compared
+    column): its published value, its value under the scenario and the change (NaN where either is not finite).
+    """
+    base = Inputs.of(final, runs, settings, boot, objective_sets)
+    published = _tables_4_and_5(base)
+    rows = []
+    for scenario, factors in scenarios:
+        f2, r2 = scale_compile(base.final, base.runs, factors)
+        scaled = _tables_4_and_5(Inputs.of(f2, r2, settings, boot, objective_sets))
+        label = ", ".join(f"{s} ×{float(f):g}" for s, f in factors.items()) or "none"
+        kernels = {s.partition("/")[2] for s in factors}
+        for table, keys in SENSITIVITY_KEYS.items():
+            a, b = published[table], scaled[table]
+            if a.empty:
+                continue
+            if table == "speedup_to_rs":
+                keep = a["kernel"].isin(kernels)
+            elif table == "speedup_to_rs_spaces":
+                keep = (a["device"].astype(str) + "/" + a["kernel"].astype(str)).isin(list(factors))
+            else:
+                keep = pd.Series(True, index=a.index)
+            a, b = a[keep.to_numpy()].set_index(keys), b.set_index(keys)
+            for key, row in a.iterrows():
+                ident = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+                for column in SENSITIVITY_COLUMNS[table]:
+                    p, s = float(row[column]), float(b.loc[key, column])
+                    rows.append({"table": table, "scenario": scenario, "spaces_scaled": label, **ident,
+                                 "column": column, "published": p, "scaled": s,
+                                 "change": s - p if np.isfinite(p) and np.isfinite(s) else float("nan")})
+    out = pd.DataFrame(rows, columns=SENSITIVITY_FRAME)
+    if len(out):
+        out["budget"] = out["budget"].astype("Int64")
+    return out

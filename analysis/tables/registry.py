@@ -19,6 +19,7 @@ from analysis.tables.comparison import (
     Inputs,
     aware_twins,
     eval_time,
+    eval_time_parts,
     improvement,
     indicator_stats,
     significance,
@@ -116,6 +117,26 @@ EVAL_TIME_DOCS = {
     "thesis_mean_all_runs_pct": "for reference: the thesis's mean with the runs cut short mixed into the medians "
                                 "(not an equal-budget comparison), over the same pairs minus undefined ones",
 }
+EVAL_TIME_PARTS_DOCS = {
+    "scope": SCOPE_DOC,
+    "setting / baseline / budget": "the row of Table 5 (eval_time) split: A, RS and the budget",
+    "n_pairs": "the (space, objective set) pairs of that row's thesis mean (its n_in_thesis_mean): each has "
+               "runs of A and RS that spent the whole budget, and T_RS > 0 (or T_RS = T_A = 0)",
+    "n_spaces": "the spaces of those pairs (a space's objective sets are resampled together)",
+    "saving_mean_pct": "Table 5's thesis_mean_pct: mean over the pairs of (T_RS - T_A) / T_RS in %, T the median "
+                       "evaluation time of the full-budget runs",
+    "compile_* / verification_* / benchmark_*": "the part's contribution: mean over the pairs of (median P_RS - "
+                                                "median P_A) / T_RS in points of %, P that part of the runs' "
+                                                "evaluation time (the time the simulated clock charged for "
+                                                "compiling / verifying / benchmarking their configurations), the "
+                                                "medians over the same runs; > 0: A spent less on it than RS",
+    "verification_benchmark_*": "verification + benchmark together (both run the kernel)",
+    "*_ci_low_pct / *_ci_high_pct": "95 % percentile bootstrap interval of the mean beside it (spaces resampled, "
+                                    "each with all its pairs)",
+    "residual_mean_pct": "saving - (compile + verification + benchmark), mean over the pairs: what the medians "
+                         "leave, the median of a sum not being the sum of the medians",
+    "residual_max_abs_pct": "the largest |residual| of one pair",
+}
 IGD_MEDIANS = "median final IGD+ over the repetitions of A and of B at the budget, per (space, objective set)"
 EVAL_TIME_MEDIANS = ("median cumulative evaluation time at the budget over the runs of A and of B (B = RS) that "
                      "spent the whole budget, per (space, objective set); thesis_* is (T_RS - T_A) / T_RS")
@@ -182,6 +203,9 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("eval_time", "Evaluation time saved against RS at equal budget (Table 5)", always,
           lambda i: i.by_scope(eval_time, i.rs, i.others, i.boot),
           lambda i: difference_docs(EVAL_TIME_MEDIANS, i.boot_note, EVAL_TIME_DOCS)),
+    Table("eval_time_parts", "Table 5's saving split into compile, verification and benchmark time", always,
+          lambda i: i.by_scope(eval_time_parts, i.rs, i.others, i.boot),
+          lambda i: {**EVAL_TIME_PARTS_DOCS, "note": i.boot_note}),
     Table("speedup_to_rs_spaces", "Speedup to RS quality per space (Table 4 detail)", always,
           lambda i: i.per_space, lambda i: SPEEDUP_SPACES_DOCS),
     Table("speedup_to_rs", "Speedup to RS quality per kernel (Table 4)", always,

@@ -138,7 +138,7 @@ def rerun(config: dict[str, Any], space: str, tuned_table: str | Path, work: str
                      sim["budgets"], sim["repetitions"], outs, proposal_cap=sim["proposal_cap"])
             files += outs
         curve, final = work / f"{objective_set}.curve.parquet", work / f"{objective_set}.final.parquet"
-        indicator_runs.run(files, {label: spec["algorithm"] for label, spec in chosen.items()}, sm, fp, fj,
+        indicator_runs.run(files, {label: spec["algorithm"] for label, spec in chosen.items()}, sp, sm, fp, fj,
                            objective_set, curve, final)
         curves.append(curve)
         finals.append(final)

@@ -46,7 +46,7 @@ def test_dry_run_full_config(tmp_path):
     spaces = hub + excluded + cpu
     assert jobs == Counter(import_space=spaces, true_fronts=spaces, spaces_table=1, compile_cost_table=1, simulate=runs,
                            simulate_grid=grid,
-                           indicators=sets + 3 * 2, hyperparameters=1, summary=1, study_tables=1,
+                           indicators=sets + 3 * 2, hyperparameters=1, summary=1, study_tables=1, compile_sensitivity=1,
                            figure_anytime=sets, figure_anytime_grid=3, figure_tradeoff=cpu, figure_hyperparameters=1,
                            ca_budget=hub + cpu, ca_run=(hub + cpu) * (4 * 2 + 1), ca_score=hub + cpu, ca_tables=1,
                            figure_constraint_aware=1, figure_constraint_aware_spaces=1,
@@ -92,7 +92,7 @@ def test_dry_run_tiny_config(tmp_path):
     # a summary page for each of the 3 settings that are not baselines (nsga2_unaware, ga_aware, optuna)
     assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=4, true_fronts=4, spaces_table=1,
                            simulate=3 * 5, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1,
-                           study_tables=1, summary_table=3, figure_summary=3,
+                           study_tables=1, compile_sensitivity=1, summary_table=3, figure_summary=3,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
                            ca_budget=2, ca_run=2 * (3 * 2 + 1), ca_score=2, ca_tables=1, figure_constraint_aware=1,
                            figure_constraint_aware_spaces=1, all=1)

@@ -9,6 +9,7 @@ sys.path.insert(0, workflow.basedir)
 
 from analysis import config as study_config
 from analysis.hyperparams import selection as hyperparams
+from analysis.spaces.compile_cost import provenance_path
 from analysis.tables import registry as study_tables
 from analysis.tables import summary as study_summary
 from analysis.errors import ConfigError
@@ -136,6 +137,19 @@ def compile_cost_space_ids():
     return [key for key, s in SPACES.items() if s.get("compile_times")]
 
 
+def compile_provenance_files():
+    """The provenance beside the source and the compile measurements of the spaces with `compile_times:`: where
+    each was measured (tables/compile_sensitivity.csv), those that exist."""
+    paths = []
+    for key in compile_cost_space_ids():
+        s = SPACES[key]
+        for p in [s["source"], *s["compile_times"]]:
+            prov = provenance_path(p if s.get("from_sweep") else repo_path(p))
+            if prov.is_file():
+                paths.append(str(prov))
+    return paths
+
+
 def expand_spaces(pattern):
     """`pattern` with {device} and {kernel} filled in for every space."""
     return [pattern.format(device=d, kernel=k) for d, k in space_ids()]
@@ -254,6 +268,7 @@ def get_final_outputs():
     if compile_cost_space_ids():
         outputs += [f"{TABLES}/compile_cost.csv", f"{TABLES}/compile_cost.md"]
     outputs += [f for pair in table_files().values() for f in pair]
+    outputs += [f"{TABLES}/compile_sensitivity.csv", f"{TABLES}/compile_sensitivity.md"]
     outputs += [f"{TABLES}/summary/{setting}.{ext}" for setting in summary_settings() for ext in ("csv", "md")]
     if GRID_SETTINGS:
         outputs += [f"{TABLES}/hyperparameters.csv", f"{TABLES}/hyperparameters.md"]

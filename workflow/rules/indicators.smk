@@ -5,6 +5,7 @@
 rule indicators:
     input:
         runs=group_run_files,
+        space=rules.import_space.output.parquet,
         meta=rules.import_space.output.meta,
         fronts_parquet=rules.true_fronts.output.parquet,
         fronts_json=rules.true_fronts.output.json,
@@ -24,7 +25,8 @@ rule indicators:
             {label: spec["algorithm"] for label, spec in (GRID_SETTINGS if wc.group == "grid" else SETTINGS).items()}
         ),
     shell:
-        "{params.cli} indicators --runs {input.runs:q} --algorithms {params.algorithms} --space-meta {input.meta:q}"
+        "{params.cli} indicators --runs {input.runs:q} --algorithms {params.algorithms}"
+        " --space-parquet {input.space:q} --space-meta {input.meta:q}"
         " --fronts-parquet {input.fronts_parquet:q} --fronts-json {input.fronts_json:q}"
         " --objective-set {wildcards.objective_set} --curve {output.curve:q} --final {output.final:q} 2> {log:q}"
 

@@ -36,6 +36,39 @@ rule study_tables:
         " --out-dir {params.out_dir:q} --names {params.names} 2> {log:q}"
 
 
+# Tables 4 and 5 with the compile cost of the spaces compiled on another machine than the one that measured
+# them rescaled: by the compile measurement's outside check and by tables.compile_sensitivity_factors.
+rule compile_sensitivity:
+    input:
+        final=rules.summary.output.final,
+        runs=rules.summary.output.runs,
+        meta=[f"{RESULTS}/spaces/{d}/{k}/space.json" for d, k in compile_cost_space_ids()],
+        provenance=compile_provenance_files(),
+    output:
+        csv=report(
+            f"{TABLES}/compile_sensitivity.csv",
+            category="Tables",
+            caption="../report/tables/compile_sensitivity.rst",
+        ),
+        md=f"{TABLES}/compile_sensitivity.md",
+    log:
+        f"{LOGS}/tables/compile_sensitivity.log",
+    conda:
+        ENV
+    params:
+        cli=CLI,
+        settings=json_arg(comparison_algorithms()),
+        objective_sets=json_arg(config["objective_sets"]),
+        factors=json_arg(config["tables"]["compile_sensitivity_factors"]),
+        resamples=config["tables"]["bootstrap_resamples"],
+        seed=config["tables"]["bootstrap_seed"],
+    shell:
+        "{params.cli} compile-sensitivity --final {input.final:q} --runs {input.runs:q} --settings {params.settings}"
+        " --objective-sets {params.objective_sets} --space-meta {input.meta:q} --factors {params.factors}"
+        " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
+        " --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+
+
 # The constraint-aware study's tables: scores per space, gains per algorithm next to seed 001's, over the
 # spaces whose budget is at least constraint_aware.min_budget_evaluations (the others flagged).
 rule ca_tables:
