@@ -464,9 +464,9 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--curves", required=True)
     s.set_defaults(func=_ca_score)
 
-    s = sub.add_parser("ca-resample", description="constraint-aware study: one strategy's score on bootstrap "
-                                                  "resamples of its runs and on each half of them",
-                       epilog="Of one space; the rows of the tables' score and gain intervals.")
+    s = sub.add_parser("ca-resample", description="constraint-aware study: scores on resamples of runs",
+                       epilog="One strategy on one space: its score on bootstrap resamples of its runs and on each "
+                              "half of them, the rows of the tables' score and gain intervals.")
     _space_args(s)
     s.add_argument("--threshold", default="null")
     s.add_argument("--strategy", required=True, help="the strategy's name (a key of ca-score's --strategies)")
