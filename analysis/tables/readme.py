@@ -664,6 +664,13 @@ def early_stops(t: Tables, scopes: Sequence[str]) -> str:
         table(budget_header(t, ["pairs", "algorithm"]), rows)])
 
 
+def gain_cell(r: pd.Series) -> str:
+    """A space's gain, with its interval over resamples of the runs where the table has one."""
+    if pd.isna(r.get("gain_ci_low", math.nan)):
+        return num(r["gain"], 2)
+    return interval(r["gain"], r["gain_ci_low"], r["gain_ci_high"], 2)
+
+
 def doc_constraint_aware(t: Tables) -> str:
     sc = t["constraint_aware_scores"]
     runs = t["constraint_aware_runs"]
@@ -679,7 +686,7 @@ def doc_constraint_aware(t: Tables) -> str:
                      (f"{int(budget.min())}" if budget.min() == budget.max()
                       else f"{int(budget.min())}–{int(budget.max())}")
                      + (" (kept out)" if left_out else ""),
-                     *(num(p.loc[a, "gain"], 2) if a in p.index else "–" for a in algos),
+                     *(gain_cell(p.loc[a]) if a in p.index else "–" for a in algos),
                      num(rs["score"].iloc[0], 2) if len(rs) else "–"])
     return "\n\n".join([
         "## The constraint-aware study",
@@ -692,7 +699,9 @@ def doc_constraint_aware(t: Tables) -> str:
         "Density: valid share of the Cartesian product, in %. Budget: the methodology's budget in "
         "evaluations (`cutoff_fevals`)" + ("; \"kept out\": a space left out of every aggregate for its small "
                                            "budget (column `excluded`)" if "excluded" in sc.columns else "")
-        + ". The gain per strategy, and random search's score:",
+        + ". The gain per strategy"
+        + (" with its 95 % interval over resamples of the space's runs" if resampled(sc, "gain_ci_low") else "")
+        + ", and random search's score:",
         table(["space", "objective", "density %", "budget", *(name(a) for a in algos), "RS score"], rows),
     ])
 

@@ -452,3 +452,7 @@ def test_the_spaces_that_gain_are_those_whose_own_interval_lies_above_0(tmp_path
             "above 0, 1 below")
     assert cell in results.gains_table(t)
     assert "by its 95 % interval over resamples of the space's runs" in results.readme_constraint_aware(t)
+    # docs/results.md's per-space table gives each gain with its interval
+    r = sc[(sc["algorithm"] == "pso")].iloc[0]
+    row = next(line for line in results.doc_constraint_aware(t).splitlines() if line.startswith(f"| {r['space']} |"))
+    assert results.interval(r["gain"], r["gain"] - 0.1, r["gain"] + 0.1, 2) in row
