@@ -142,11 +142,18 @@ def _ca_score(a: argparse.Namespace) -> None:
                            dict(zip(names, a.runs)), _ca_settings(a), a.scores, a.curves, group=_json(a, "group"))
 
 
+def _ca_resample(a: argparse.Namespace) -> None:
+    from analysis.indicators import constraint_aware
+
+    constraint_aware.resample(a.space_parquet, a.space_meta, _json(a, "threshold"), a.strategy, a.runs,
+                              _ca_settings(a), a.resamples, a.out)
+
+
 def _ca_tables(a: argparse.Namespace) -> None:
     from analysis.tables import constraint_aware
 
     constraint_aware.tables(a.scores, a.curves, a.out_dir, a.curves_out, a.bootstrap_resamples, a.bootstrap_seed,
-                            a.min_budget_evaluations)
+                            a.min_budget_evaluations, resample_files=a.resamples)
 
 
 def _check_config(a: argparse.Namespace) -> None:
@@ -246,7 +253,7 @@ COMMAND_STAGES = {
     "export-space": "spaces",
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
     "hyperparameters": "hyperparams",
-    "indicators": "indicators", "summary": "indicators", "ca-score": "indicators",
+    "indicators": "indicators", "summary": "indicators", "ca-score": "indicators", "ca-resample": "indicators",
     "tables": "tables", "compile-sensitivity": "tables", "summary-table": "tables", "ca-tables": "tables",
     "readme-results": "tables", "verify-space": "tables",
     "figure-anytime": "figures", "figure-anytime-grid": "figures", "figure-hyperparameters": "figures",
@@ -495,11 +502,26 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--curves", required=True)
     s.set_defaults(func=_ca_score)
 
+    s = sub.add_parser("ca-resample", description="constraint-aware study: scores on resamples of runs",
+                       epilog="One strategy on one space: its score on bootstrap resamples of its runs and on each "
+                              "half of them, the rows of the tables' score and gain intervals.")
+    _space_args(s)
+    s.add_argument("--threshold", default="null")
+    s.add_argument("--strategy", required=True, help="the strategy's name (a key of ca-score's --strategies)")
+    s.add_argument("--runs", required=True, help="the strategy's runs (ca-run --out)")
+    s.add_argument("--settings", default="{}")
+    s.add_argument("--resamples", type=int, required=True, help="bootstrap resamples (0: only the halves)")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=_ca_resample)
+
     s = sub.add_parser("ca-tables", description="constraint-aware study: score and gain tables over all spaces")
     s.add_argument("--scores", nargs="+", required=True)
     s.add_argument("--curves", nargs="+", required=True)
     s.add_argument("--out-dir", required=True)
     s.add_argument("--curves-out", required=True)
+    s.add_argument("--resamples", nargs="*", default=[],
+                   help="every strategy's ca-resample output: the per-space score and gain intervals and the "
+                        "scores on half of the runs (none: those columns stay empty)")
     s.add_argument("--bootstrap-resamples", type=int, default=10000)
     s.add_argument("--bootstrap-seed", type=int, default=0)
     s.add_argument("--min-budget-evaluations", type=int, default=20,

@@ -4,8 +4,9 @@ Every strategy's runs on a space (`analysis.simulate.constraint_aware.run`) are 
 methodology's performance score (`analysis.indicators.methodology`, through `autotuning_methodology`), on the
 objective the runs tuned (`analysis.simulate.constraint_aware.objective_values`). Two calls from the rules:
 `space_budget` (rule ca_budget: the methodology's time budget of a space, written once for all its strategies'
-runs) and `score` (rule ca_score: every strategy on one space). The tables over all spaces are
-`analysis.tables.constraint_aware`.
+runs), `score` (rule ca_score: every strategy on one space) and `resample` (rule ca_resample: one strategy's
+score on bootstrap resamples of its runs and on each half of them, for the intervals of the tables). The
+tables over all spaces are `analysis.tables.constraint_aware`.
 
 Each space belongs to a group (config `spaces[].group`; by default `time` or `accuracy threshold`
 by what it is tuned on, `space_group`), a column of the scores the tables summarise by.
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.indicators.methodology import score_runs
+from analysis.indicators.methodology import resampled_scores, score_runs
 from analysis.io import write_json, write_parquet
 from analysis.simulate import derive_seed
 from analysis.simulate.constraint_aware import budget_identity, objective_values, with_objective
@@ -109,3 +110,22 @@ def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[
     write_parquet(pd.DataFrame(rows), out_scores)
     write_parquet(pd.concat(curves, ignore_index=True), out_curves)
     log.info("%s: %s", label, {r["strategy"]: round(r["score"], 3) for r in rows})
+
+
+def resample(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None, strategy: str,
+             run_file: str | Path, settings: ScoreSettings, resamples: int, out: str | Path) -> None:
+    """One strategy's score on `resamples` bootstrap resamples of its runs on one space, and on each half of them
+    (`analysis.indicators.methodology.resampled_scores`), seeded from the space and the strategy: the rows the
+    tables' score and gain intervals and the run-count example come from."""
+    space = Space.load(space_parquet, space_meta)
+    objective, values = objective_values(space, threshold)
+    space = with_objective(space, objective, values)
+    label = f"{space.device}/{space.kernel}"
+    seed = derive_seed(space=label, objective=objective, strategy=strategy, purpose="methodology score resamples")
+    rows = resampled_scores(space, objective, {strategy: pd.read_parquet(run_file)}, settings, {strategy: seed},
+                            resamples)
+    rows.insert(0, "space", label)
+    write_parquet(rows, out)
+    boot = rows[rows["sample"] == "bootstrap"]["score"]
+    log.info("%s %s: %d resamples, 95 %% range %s", label, strategy, len(boot),
+             np.round(np.percentile(boot, [2.5, 97.5]), 3) if len(boot) else "-")

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,11 +129,58 @@ def results_arrays(runs: pd.DataFrame, index: SpaceIndex, param_names: list[str]
     length when the longest is longer, as here. None when the package would choose another
     dtype (more than 10^8 entries): then its own function must run.
     """
+    return stack_repetitions(repetition_arrays(runs, index, param_names))
+
+
+def repetition_arrays(runs: pd.DataFrame, index: SpaceIndex, param_names: list[str]) -> list[dict[str, np.ndarray]]:
+    """Each repetition's columns of `results_arrays` (in repetition order), full length, before the package's cut.
+
+    `stack_repetitions` of any list of them is `results_arrays` of the runs those repetitions are, in that
+    order, so a resample of runs is stacked without looking its evaluations up again (`resampled_scores`).
+    """
     from autotuning_methodology.validators import kernel_tuner_error_value
 
     rows_of = record_rows(runs, index, param_names) if len(runs) else np.zeros(0, dtype=np.intp)
-    reps = [frame for _, frame in runs.assign(_row=rows_of).groupby("repetition", sort=True)]
-    lengths = [len(f) for f in reps]
+    keys = len(T4_TIME_KEYS)
+    out = []
+    for _, frame in runs.assign(_row=rows_of).groupby("repetition", sort=True):
+        rows = frame["_row"].to_numpy()
+        first = frame["first_visit"].to_numpy(dtype=bool)
+        charged = frame["sim_time_ms"].to_numpy(dtype=float)
+        known = rows >= 0
+        safe = np.where(known, rows, 0)
+        times_ms = np.where((known & first)[:, None], index.times_ms[safe], 0.0)
+        elapsed = np.cumsum(times_ms.sum(axis=1))
+        tolerance = np.maximum(1e-9 * np.maximum(np.abs(elapsed), np.abs(charged)), 1e-9)
+        bad = known & (np.abs(elapsed - charged) > tolerance)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"trace clock {charged[i]} ms disagrees with the space's times ({elapsed[i]} ms) "
+                             f"at row {rows[i]}")
+        times_s = times_ms / 1e3
+        step = times_s[:, 0]
+        for k in range(1, keys):
+            step = step + times_s[:, k]  # the package's sum of the keys, left to right
+        clock = np.cumsum(np.where(known, step, 0.0))
+        value = np.where(known & (index.status[safe] == STATUS_OK), index.values[safe], np.nan)
+        value = np.where(value == kernel_tuner_error_value, np.nan, value)
+        performance = 0 + value  # the package's sum of one key
+        out.append({
+            "fevals_results": np.arange(1, len(rows) + 1, dtype=float),
+            "objective_time_results_per_key": np.where(known[None, :], times_s.T, np.nan),
+            "objective_time_results": np.where(known, clock, np.nan),
+            "objective_performance_results_per_key": value,
+            "objective_performance_results": performance,
+            # a constraint-violating proposal records no best (the package skips it); others carry it on
+            "objective_performance_best_results": np.where(known, np.fmin.accumulate(performance), np.nan),
+        })
+    return out
+
+
+def stack_repetitions(reps: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray] | None:
+    """`results_arrays` of the repetitions `repetition_arrays` made, one column each in the order given: every run
+    cut to twice the mean length when the longest is longer (the package's rule); None above 10^8 entries."""
+    lengths = [len(r["fevals_results"]) for r in reps]
     longest = max(lengths) if lengths else 0
     mean = np.mean(lengths) if lengths else 0
     if longest > mean * 2:
@@ -147,38 +195,13 @@ def results_arrays(runs: pd.DataFrame, index: SpaceIndex, param_names: list[str]
     keys = len(T4_TIME_KEYS)
     out["objective_time_results_per_key"] = np.full((keys, *shape), np.nan)
     out["objective_performance_results_per_key"] = np.full((keys, *shape), np.nan)  # sic: the package's shape
-    for r, frame in enumerate(reps):
-        n = min(len(frame), longest)
-        rows = frame["_row"].to_numpy()[:n]
-        first = frame["first_visit"].to_numpy(dtype=bool)[:n]
-        charged = frame["sim_time_ms"].to_numpy(dtype=float)[:n]
-        known = rows >= 0
-        out["fevals_results"][:n, r] = np.arange(1, n + 1)
-        safe = np.where(known, rows, 0)
-        times_ms = np.where((known & first)[:, None], index.times_ms[safe], 0.0)
-        elapsed = np.cumsum(times_ms.sum(axis=1))
-        tolerance = np.maximum(1e-9 * np.maximum(np.abs(elapsed), np.abs(charged)), 1e-9)
-        bad = known & (np.abs(elapsed - charged) > tolerance)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"trace clock {charged[i]} ms disagrees with the space's times ({elapsed[i]} ms) "
-                             f"at row {rows[i]}")
-        times_s = times_ms / 1e3
-        per_key = out["objective_time_results_per_key"]
-        for k in range(keys):
-            per_key[k, :n, r] = np.where(known, times_s[:, k], np.nan)
-        step = times_s[:, 0]
-        for k in range(1, keys):
-            step = step + times_s[:, k]  # the package's sum of the keys, left to right
-        clock = np.cumsum(np.where(known, step, 0.0))
-        out["objective_time_results"][:n, r] = np.where(known, clock, np.nan)
-        value = np.where(known & (index.status[safe] == STATUS_OK), index.values[safe], np.nan)
-        value = np.where(value == kernel_tuner_error_value, np.nan, value)
-        out["objective_performance_results_per_key"][0, :n, r] = value
-        performance = 0 + value  # the package's sum of one key
-        out["objective_performance_results"][:n, r] = performance
-        # a constraint-violating proposal records no best (the package skips it); others carry it on
-        out["objective_performance_best_results"][:n, r] = np.where(known, np.fmin.accumulate(performance), np.nan)
+    for r, rep in enumerate(reps):
+        n = min(lengths[r], longest)
+        for name in ("fevals_results", "objective_time_results", "objective_performance_results",
+                     "objective_performance_best_results"):
+            out[name][:n, r] = rep[name][:n]
+        out["objective_time_results_per_key"][:, :n, r] = rep["objective_time_results_per_key"][:, :n]
+        out["objective_performance_results_per_key"][0, :n, r] = rep["objective_performance_results_per_key"][:n]
     return out
 
 
@@ -190,29 +213,47 @@ def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, 
     that declines, or when TSB_STOCK turns the fast path's `scoring` group off; both pinned in
     `analysis.fastpath.pins`).
     """
-    from autotuning_methodology.caching import ResultsDescription
-    from autotuning_methodology.curves import StochasticOptimizationAlgorithm
     from autotuning_methodology.runner import write_results
 
-    description = ResultsDescription(
-        run_folder=Path(workdir) / name, application_name=space.kernel, device_name=space.device,
-        group_name=name, group_display_name=name, stochastic=True,
-        objective_time_keys=list(T4_TIME_KEYS.values()), objective_performance_keys=[objective],
-        minimization=True,
-    )
     index = index or SpaceIndex.of(space, objective)
     names = list(space.parameters)
     from analysis import fastpath
 
     fast = fastpath.enabled("scoring")
     arrays = results_arrays(runs, index, names) if fast else None
+    if arrays is not None:
+        return arrays_curve(name, arrays, space, objective, workdir)
+    description = _description(name, space, objective, workdir)
+    repeated = [trace_records(frame, index, names, objective) for _, frame in runs.groupby("repetition", sort=True)]
     with uncompressed_result_files() if fast else contextlib.nullcontext():
-        if arrays is None:
-            repeated = [trace_records(frame, index, names, objective)
-                        for _, frame in runs.groupby("repetition", sort=True)]
-            write_results(repeated, description)
-        else:
-            description.set_results(arrays)
+        write_results(repeated, description)
+    return _curve(description)
+
+
+def arrays_curve(name: str, arrays: Mapping[str, np.ndarray], space: Space, objective: str, workdir: str | Path):
+    """The package's StochasticOptimizationAlgorithm curve of result arrays made by `results_arrays` or
+    `stack_repetitions` (stored in `workdir`/`name`, uncompressed)."""
+    description = _description(name, space, objective, workdir)
+    with uncompressed_result_files():
+        description.set_results(dict(arrays))
+    return _curve(description)
+
+
+def _description(name: str, space: Space, objective: str, workdir: str | Path):
+    """The package's ResultsDescription of a strategy's runs on `space`, stored under `workdir`/`name`."""
+    from autotuning_methodology.caching import ResultsDescription
+
+    return ResultsDescription(
+        run_folder=Path(workdir) / name, application_name=space.kernel, device_name=space.device,
+        group_name=name, group_display_name=name, stochastic=True,
+        objective_time_keys=list(T4_TIME_KEYS.values()), objective_performance_keys=[objective],
+        minimization=True,
+    )
+
+
+def _curve(description: Any):
+    from autotuning_methodology.curves import StochasticOptimizationAlgorithm
+
     return StochasticOptimizationAlgorithm(description)
 
 
@@ -304,3 +345,54 @@ def score_runs(space: Space, objective: str, runs: Mapping[str, pd.DataFrame], s
         index = SpaceIndex.of(space, objective)
         curves = {name: strategy_curve(name, frame, space, objective, tmp, index) for name, frame in runs.items()}
         return score_space(stats, curves, settings, seed), budget(stats, settings)
+
+
+# `sample` of a row of `resampled_scores`
+BOOTSTRAP, HALF = "bootstrap", "half"
+
+
+def resampled_scores(space: Space, objective: str, runs: Mapping[str, pd.DataFrame], settings: ScoreSettings,
+                     seeds: Mapping[str, int], resamples: int) -> pd.DataFrame:
+    """Each strategy's score on resamples of its runs, and on each half of them, by the package's scoring.
+
+    The independent unit is a run: a bootstrap resample draws as many runs as the strategy has, with
+    replacement, and is scored as `score_runs` scores the runs (the same settings, baseline, and the
+    package's rule that a curve stops where fewer than half of the runs go on), with the package's
+    bagging seeded per resample. Each strategy draws from its own generator (`seeds`), so two
+    strategies' resamples are independent and resample b of one can be paired with resample b of
+    another (the interval of a gain). The halves are the first and the second half of the runs in
+    repetition order (n // 2 runs each): the score on fewer runs, the same rule.
+
+    Rows: strategy, sample (`BOOTSTRAP` or `HALF`), resample (0.. within the sample), runs (runs scored,
+    distinct or not) and score.
+    """
+    from analysis import fastpath
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tsb-resample-") as tmp:
+        t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json")
+        stats = space_statistics(t4, space.kernel, space.device, objective)
+        index = SpaceIndex.of(space, objective)
+        names = list(space.parameters)
+        for name, frame in runs.items():
+            rng = np.random.default_rng(seeds[name])
+            groups = dict(list(frame.groupby("repetition", sort=True)))
+            labels = list(groups)
+            reps = repetition_arrays(frame, index, names) if fastpath.enabled("scoring") else None
+            n = len(labels)
+            draws = [(BOOTSTRAP, b, rng.integers(0, n, size=n)) for b in range(resamples)]
+            draws += [(HALF, h, np.arange(h * (n // 2), (h + 1) * (n // 2))) for h in range(2) if n // 2]
+            for sample, number, picked in draws:
+                folder = Path(tmp) / f"{sample}{number}"
+                arrays = stack_repetitions([reps[i] for i in picked]) if reps is not None else None
+                if arrays is None:  # the package's own write_results, on the runs relabelled in draw order
+                    chosen = pd.concat([groups[labels[i]].assign(repetition=k) for k, i in enumerate(picked)],
+                                       ignore_index=True)
+                    curve = strategy_curve(name, chosen, space, objective, folder, index)
+                else:
+                    curve = arrays_curve(name, arrays, space, objective, folder)
+                shutil.rmtree(folder)
+                scored = score_space(stats, {name: curve}, settings, int(rng.integers(2**32)))
+                rows.append({"strategy": name, "sample": sample, "resample": number, "runs": len(picked),
+                             "score": scored["strategies"][name]["score"]})
+    return pd.DataFrame(rows, columns=["strategy", "sample", "resample", "runs", "score"])

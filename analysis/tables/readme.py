@@ -255,13 +255,27 @@ def gains_table(t: Tables) -> str:
         row = [f"{group} ({n}{f'; {out} kept out' if out else ''})"]
         for a in algos:
             r = part.loc[a]
-            row.append(f"{interval(r['gain'], r['gain_ci_low'], r['gain_ci_high'], 2)}; "
-                       f"{int(r['spaces_gaining'])} of {int(r['spaces'])} gain" if int(r["spaces"]) else "–")
+            row.append(f"{interval(r['gain'], r['gain_ci_low'], r['gain_ci_high'], 2)}{spaces_apart(r)}"
+                       if int(r["spaces"]) else "–")
         row.append(num(part.loc["rs", "score_aware"], 2) if "rs" in part.index else "–")
         rows.append(row)
     seed = g.drop_duplicates("algorithm").set_index("algorithm")["seed001_gain"]
     rows.append(["seed 001 (published)", *(num(seed[a], 3) for a in algos), ""])
     return table(["spaces", *(name(a) for a in algos), "RS score"], rows)
+
+
+def resampled(frame: pd.DataFrame, column: str) -> bool:
+    """Whether a constraint-aware table has per-space intervals (rule ca_resample): the column is there and
+    filled somewhere (tables written before, or with constraint_aware.score_resamples 0, have none)."""
+    return column in frame.columns and bool(frame[column].notna().any())
+
+
+def spaces_apart(r: pd.Series) -> str:
+    """'; k of n above 0, m below' of a gains-table row: the spaces whose own gain interval (over resamples of
+    their runs) lies above / below 0; empty where the spaces were not resampled."""
+    if pd.isna(r.get("spaces_gain_above", math.nan)):
+        return ""
+    return f"; {int(r['spaces_gain_above'])} of {int(r['spaces'])} above 0, {int(r['spaces_gain_below'])} below"
 
 
 def excluded_spaces(t: Tables, docs: str = "docs/constraint-aware.md") -> str:
@@ -529,8 +543,10 @@ def readme_constraint_aware(t: Tables) -> str:
     return "\n\n".join([
         "**Constraint awareness** (Kernel Tuner's GA, PSO, DE and Firefly with and without "
         "`constraint_aware`, scored with the auto-tuning methodology; `tables/constraint_aware_gains.csv`). "
-        "Gain = aware − unaware score, mean over spaces with a 95 % bootstrap interval, and the spaces "
-        "that gain:",
+        "Gain = aware − unaware score, mean over spaces with a 95 % bootstrap interval (over spaces)"
+        + ("; and the spaces whose own gain lies above or below 0, by its 95 % interval over resamples of the "
+           "space's runs (`gain_ci_low`/`_high` of `tables/constraint_aware_scores.csv`)"
+           if resampled(t["constraint_aware_scores"], "gain_ci_low") else "") + ":",
         gains_table(t),
         *filter(None, [excluded_spaces(t), maxiter_table(t), density_gains(t)]),
     ])
@@ -570,19 +586,45 @@ def density_gains(t: Tables) -> str:
     if sparse.empty:
         return text
     rest = gpu[gpu["kernel"] != "gemm"]
+    apart = resampled(gpu, "gain_ci_low")
     rows = []
     for a in algos:
-        sa, ra = sparse[sparse["algorithm"] == a]["gain"], rest[rest["algorithm"] == a]["gain"]
-        rows.append([name(a), num(sa.mean(), 2), f"{int((sa > 0).sum())} of {len(sa)}", num(ra.mean(), 2),
-                     f"{int((ra > 0).sum())} of {len(ra)}", num(sa.mean() - ra.mean(), 2)])
+        sa, ra = sparse[sparse["algorithm"] == a], rest[rest["algorithm"] == a]
+        row = [name(a), num(sa["gain"].mean(), 2)]
+        if apart:
+            row.append(above_below(sa))
+        row.append(num(ra["gain"].mean(), 2))
+        if apart:
+            row.append(above_below(ra))
+        rows.append([*row, num(sa["gain"].mean() - ra["gain"].mean(), 2), num(larger_p(sa["gain"], ra["gain"]), 3)])
     dens = sparse["density"].drop_duplicates()
+    header = ["algorithm", "GEMM gain", *(["GEMM spaces above / below 0"] if apart else []), "other GPU gain",
+              *(["other spaces above / below 0"] if apart else []), "difference", "p (GEMM larger)"]
     return "\n\n".join([
         text + f" Mean gain on the GEMM spaces ({sparse['space'].nunique()}, "
         f"{num(100 * dens.min(), 1)}–{num(100 * dens.max(), 1)} % valid) against the other "
-        f"{rest['space'].nunique()} GPU spaces (`tables/constraint_aware_scores.csv`):",
-        table(["algorithm", "GEMM gain", "GEMM spaces gaining", "other GPU gain", "other spaces gaining",
-               "difference"], rows),
+        f"{rest['space'].nunique()} GPU spaces (`tables/constraint_aware_scores.csv`)"
+        + ("; the spaces whose own gain interval lies above / below 0" if apart else "")
+        + "; and the p-value of a one-sided Mann–Whitney U test that GEMM's gains are larger:",
+        table(header, rows),
     ])
+
+
+def above_below(frame: pd.DataFrame) -> str:
+    """'k / m of n': rows of a scores table whose gain interval lies above / below 0."""
+    return (f"{int((frame['gain_ci_low'] > 0).sum())} / {int((frame['gain_ci_high'] < 0).sum())} "
+            f"of {len(frame)}")
+
+
+def larger_p(first: pd.Series, second: pd.Series) -> float:
+    """p-value of the one-sided Mann–Whitney U test that `first` is stochastically larger than `second` (NaN when
+    either has no value)."""
+    from scipy.stats import mannwhitneyu
+
+    first, second = first.dropna(), second.dropna()
+    if first.empty or second.empty:
+        return math.nan
+    return float(mannwhitneyu(first, second, alternative="greater").pvalue)
 
 
 def doc_comparison(t: Tables) -> str:
@@ -702,6 +744,13 @@ def early_stops(t: Tables, scopes: Sequence[str]) -> str:
         table(budget_header(t, ["pairs", "algorithm"]), rows)])
 
 
+def gain_cell(r: pd.Series) -> str:
+    """A space's gain, with its interval over resamples of the runs where the table has one."""
+    if pd.isna(r.get("gain_ci_low", math.nan)):
+        return num(r["gain"], 2)
+    return interval(r["gain"], r["gain_ci_low"], r["gain_ci_high"], 2)
+
+
 def doc_constraint_aware(t: Tables) -> str:
     sc = t["constraint_aware_scores"]
     runs = t["constraint_aware_runs"]
@@ -717,7 +766,7 @@ def doc_constraint_aware(t: Tables) -> str:
                      (f"{int(budget.min())}" if budget.min() == budget.max()
                       else f"{int(budget.min())}–{int(budget.max())}")
                      + (" (kept out)" if left_out else ""),
-                     *(num(p.loc[a, "gain"], 2) if a in p.index else "–" for a in algos),
+                     *(gain_cell(p.loc[a]) if a in p.index else "–" for a in algos),
                      num(rs["score"].iloc[0], 2) if len(rs) else "–"])
     return "\n\n".join([
         "## The constraint-aware study",
@@ -730,7 +779,9 @@ def doc_constraint_aware(t: Tables) -> str:
         "Density: valid share of the Cartesian product, in %. Budget: the methodology's budget in "
         "evaluations (`cutoff_fevals`)" + ("; \"kept out\": a space left out of every aggregate for its small "
                                            "budget (column `excluded`)" if "excluded" in sc.columns else "")
-        + ". The gain per strategy, and random search's score:",
+        + ". The gain per strategy"
+        + (" with its 95 % interval over resamples of the space's runs" if resampled(sc, "gain_ci_low") else "")
+        + ", and random search's score:",
         table(["space", "objective", "density %", "budget", *(name(a) for a in algos), "RS score"], rows),
     ])
 
@@ -833,6 +884,49 @@ def render_add_strategy(path: str | Path = ADD_COST) -> str:
         "`tests/workflow/test_your_tuner.py`):",
         table(["rule", "planned", "ran", "job s"], rows),
     ])
+
+
+# docs/constraint-aware.md's measured example of how a score depends on the number of runs, from
+# tables/constraint_aware_runs.csv (each strategy scored on each half of its runs, rule ca_resample)
+CA_DOC = TUNER_DOC.with_name("constraint-aware.md")
+RUNS_BEGIN = ("<!-- run-count:begin: generated by `python -m analysis.cli readme-results` from "
+              "tables/constraint_aware_runs.csv; do not edit -->")
+RUNS_END = "<!-- run-count:end -->"
+
+
+def render_run_count(t: Tables) -> str:
+    """How the scores of the spaces that count move on half of the runs: per (space, strategy), the score on each
+    half of its runs against the score on all of them and its 95 % interval over resamples of the runs, a sign
+    test of the direction, and the pair that moves most as the example."""
+    from scipy.stats import binomtest
+
+    runs = t["constraint_aware_runs"]
+    if not resampled(runs, "score_first_half"):
+        return "Not measured in these tables (rule `ca_resample`, `constraint_aware.score_resamples`)."
+    r = counted(runs).dropna(subset=["score", "score_first_half", "score_second_half"])
+    if r.empty:
+        return "No space that counts has scores on half of its runs."
+    first, second, full = r["score_first_half"], r["score_second_half"], r["score"]
+    above, below = (first > full) & (second > full), (first < full) & (second < full)
+    moved = (first + second) / 2 - full
+    sided = int(above.sum() + below.sum())
+    test = binomtest(int(above.sum()), sided).pvalue if sided else math.nan
+    outside = ((first > r["score_ci_high"]) | (first < r["score_ci_low"])) & \
+        ((second > r["score_ci_high"]) | (second < r["score_ci_low"]))
+    e = r.loc[moved.abs().idxmax()]
+    sizes = f"{int(r['runs'].max())} runs" if r["runs"].nunique() == 1 else f"{int(r['runs'].min())}–" \
+        f"{int(r['runs'].max())} runs"
+    return (
+        f"Measured on the study's {len(r)} (space, strategy) pairs of the spaces that count ({sizes} each; "
+        "`score_first_half`, `score_second_half`, `score_ci_low`/`_high` of `tables/constraint_aware_runs.csv`): "
+        f"scored on each half of its runs, a strategy scores above its score on all of them on both halves in "
+        f"{int(above.sum())} pairs and below on both in {int(below.sum())} (two-sided sign test over those "
+        f"{sided}: p = {num(test, 3)}); the mean of the two halves minus the score on all runs is "
+        f"{num(moved.median(), 3)} in the median pair ({num(moved.min(), 3)} to {num(moved.max(), 3)}); in "
+        f"{int(outside.sum())} pairs both halves lie outside the 95 % interval of the score on all runs. The pair "
+        f"that moves most: {e['strategy']} on {e['space']}, {num(e['score_first_half'], 3)} and "
+        f"{num(e['score_second_half'], 3)} on its two halves of {int(e['half_runs'])} runs, "
+        f"{interval(e['score'], e['score_ci_low'], e['score_ci_high'], 3)} on all {int(e['runs'])}.")
 
 
 # --- the reading against the papers: README's second generated block ----------------------------
@@ -1258,18 +1352,23 @@ def reading_seed001(t: Tables) -> str:
         density = gemm["density"].min()
         sparsest = "the sparsest GPU kernel here" if density <= rest["density"].min() else \
             f"not the sparsest GPU kernel here ({rest.loc[rest['density'].idxmin(), 'space']} is)"
-        on_all = [a for a in algos if (gemm[gemm["algorithm"] == a]["gain"] > 0).sum() == n]
         more = [a for a in algos
-                if gemm[gemm["algorithm"] == a]["gain"].mean() > rest[rest["algorithm"] == a]["gain"].mean()]
+                if larger_p(gemm[gemm["algorithm"] == a]["gain"], rest[rest["algorithm"] == a]["gain"]) < ALPHA]
 
         def which(chosen: list[str]) -> str:
             return "every algorithm" if chosen == algos else listing([name(a) for a in chosen]) if chosen \
                 else "no algorithm"
 
+        if resampled(gemm, "gain_ci_low"):
+            on_all = [a for a in algos if (gemm[gemm["algorithm"] == a]["gain_ci_low"] > 0).sum() == n]
+            each = (f"gains on each of its {n} GPUs (the space's 95 % interval over resamples of its runs above 0) "
+                    f"under {which(on_all)}")
+        else:
+            each = f"is {n} GPU spaces"
         sentences.append(
-            f"GEMM ({span(100 * gemm['density'], 1)} % valid, {sparsest}) gains on each of its {n} GPUs under "
-            f"{which(on_all)}; its mean gain is larger than the other {rest['space'].nunique()} GPU spaces' under "
-            f"{which(more)} (`tables/constraint_aware_scores.csv`).")
+            f"GEMM ({span(100 * gemm['density'], 1)} % valid, {sparsest}) {each}; its gains are larger than the "
+            f"other {rest['space'].nunique()} GPU spaces' (one-sided Mann–Whitney U test over spaces, p < {ALPHA}) "
+            f"under {which(more)} (`tables/constraint_aware_scores.csv`).")
     row_set = "GPU" if (g["group"] == "GPU").any() else None
     if row_set:
         gp = g[g["group"] == row_set].set_index("algorithm")
@@ -1323,6 +1422,9 @@ def expected(readme: str | Path, doc: str | Path, folder: str | Path, config: st
 
     moved = changes.render(changes.HISTORY, Path(folder))
     out = {readme: text, Path(doc): render_doc(t) + (f"\n{moved}" if moved else "")}
+    if CA_DOC.is_file():
+        block = f"{RUNS_BEGIN}\n\n{render_run_count(t)}\n\n{RUNS_END}"
+        out[CA_DOC] = splice(CA_DOC.read_text(), block, str(CA_DOC), RUNS_BEGIN, RUNS_END, "run-count")
     if TUNER_DOC.is_file():
         block = f"{ADD_BEGIN}\n\n{render_add_strategy()}\n\n{ADD_END}"
         out[TUNER_DOC] = splice(TUNER_DOC.read_text(), block, str(TUNER_DOC), ADD_BEGIN, ADD_END, "add-strategy")

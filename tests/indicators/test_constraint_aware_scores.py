@@ -61,8 +61,9 @@ def test_budget_is_the_packages_cutoff_in_ms(stats):
     assert b["time_limit_ms"] == pytest.approx(1.1 * b["time_end_ms"])
 
 
-def _oracle_runs(space, repetitions=4, length=30, seed=0):
-    """Runs that evaluate the optimum first, then random cheap-to-evaluate configurations."""
+def _oracle_runs(space, repetitions=4, length=30, seed=0, best_first=True):
+    """Runs that evaluate the optimum first (or, without `best_first`, not at all), then random cheap-to-evaluate
+    configurations."""
     rng = np.random.default_rng(seed)
     table = space.table
     ok = table.index[table["status"] == "ok"]
@@ -72,7 +73,8 @@ def _oracle_runs(space, repetitions=4, length=30, seed=0):
     names = list(space.parameters)
     frames = []
     for rep in range(repetitions):
-        order = [best, *rng.choice(cheap, size=length - 1, replace=False)]
+        order = [best, *rng.choice(cheap, size=length - 1, replace=False)] if best_first else \
+            list(rng.choice(cheap, size=length, replace=False))
         rows = table.loc[order]
         charged = rows[["compile_time_ms", "verification_time_ms", "benchmark_time_ms"]].sum(axis=1).cumsum()
         frame = pd.DataFrame({f"param.{n}": rows[n].to_numpy() for n in names})
@@ -244,3 +246,47 @@ def test_result_files_stored_uncompressed_score_as_the_packages_compressed_ones(
     for key in ("curve", "lower", "upper"):
         np.testing.assert_array_equal(scored[0][key], scored[1][key], err_msg=key)
     assert scored[0]["score"] == scored[1]["score"]
+
+
+def test_a_resample_of_runs_stacks_as_the_runs_it_draws(bessel):
+    """`stack_repetitions` of drawn repetitions (with repeats, in draw order) is `results_arrays` of those runs
+    relabelled in that order, which is tested equal to the package's write_results above."""
+    from analysis.indicators.methodology import repetition_arrays, results_arrays, stack_repetitions
+
+    long = _oracle_runs(bessel, repetitions=2, length=90, seed=2)
+    short = _oracle_runs(bessel, repetitions=3, length=20, seed=1)
+    # lengths 20 and 90: some draws trigger the package's cut, some not
+    runs = pd.concat([short, long.assign(repetition=long.repetition + 3)], ignore_index=True)
+    index, names = SpaceIndex.of(bessel, "time"), list(bessel.parameters)
+    reps = repetition_arrays(runs, index, names)
+    groups = [frame for _, frame in runs.groupby("repetition", sort=True)]
+    for picked in ([0, 0, 4, 2, 4], [3, 1, 1, 0, 2], [4, 4, 4, 0, 0], [4, 0, 0, 1, 0]):
+        drawn = pd.concat([groups[i].assign(repetition=k) for k, i in enumerate(picked)], ignore_index=True)
+        expected, got = results_arrays(drawn, index, names), stack_repetitions([reps[i] for i in picked])
+        cut = 90 > 2 * np.mean([90 if i > 2 else 20 for i in picked])
+        assert len(got["fevals_results"]) == (int(np.mean([90 if i > 2 else 20 for i in picked]) * 2) if cut else
+                                              max(90 if i > 2 else 20 for i in picked))
+        assert set(got) == set(expected)
+        for key, array in expected.items():
+            np.testing.assert_array_equal(got[key], array, err_msg=f"{picked} {key}")
+
+
+def test_resampled_scores_are_seeded_and_the_same_through_the_packages_own_arrays(bessel, monkeypatch):
+    """Per strategy: `resamples` bootstrap rows of as many runs as it has and two halves; the same again with the same
+    seeds, other scores with another seed; and equal to those made with the fast path off (the package's
+    write_results on the drawn runs)."""
+    from analysis.indicators.methodology import resampled_scores
+
+    settings = ScoreSettings(time_resolution=100)
+    space, objective = bessel, "time"
+    runs = {"cheap": _oracle_runs(bessel, repetitions=6, length=40, seed=5, best_first=False)}
+    first = resampled_scores(space, objective, runs, settings, {"cheap": 7}, resamples=5)
+    assert list(first["sample"]) == ["bootstrap"] * 5 + ["half"] * 2
+    assert list(first["runs"]) == [6] * 5 + [3] * 2
+    pd.testing.assert_frame_equal(first, resampled_scores(space, objective, runs, settings, {"cheap": 7}, resamples=5))
+    other = resampled_scores(space, objective, runs, settings, {"cheap": 8}, resamples=5)
+    assert not np.array_equal(other["score"][:5], first["score"][:5])
+    assert first["score"][:5].nunique() > 1  # the resamples differ
+    monkeypatch.setenv("TSB_STOCK", "scoring")
+    stock = resampled_scores(space, objective, runs, settings, {"cheap": 7}, resamples=5)
+    pd.testing.assert_frame_equal(stock, first)

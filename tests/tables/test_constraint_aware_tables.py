@@ -241,3 +241,80 @@ def test_without_a_space_free_of_iteration_limit_stops_no_gain_is_left(tmp_path)
                                   ("b/y", 0.5, "g", 0.2, "time", 100, (0, 9))])
     row = table.set_index(["group", "algorithm"]).loc[("all", "pso")]
     assert row["spaces_maxiter"] == 2 and math.isnan(row["gain_without_maxiter"])
+
+
+def _resamples(space, scores, halves=(None, None)):
+    """ca_resample rows of one space: strategy -> its bootstrap scores (and the two half-run scores)."""
+    rows = []
+    for strategy, values in scores.items():
+        rows += [{"space": space, "strategy": strategy, "sample": "bootstrap", "resample": b, "runs": 10, "score": v}
+                 for b, v in enumerate(values)]
+        rows += [{"space": space, "strategy": strategy, "sample": "half", "resample": h, "runs": 5, "score": v}
+                 for h, v in enumerate(halves) if v is not None]
+    return pd.DataFrame(rows)
+
+
+def test_per_space_intervals_pair_independent_aware_and_unaware_resamples(tmp_path):
+    """The score interval is the 2.5-97.5 percentile of a strategy's resamples; the gain's, of resample b of the aware
+    runs minus resample b of the unaware runs (not aware minus unaware intervals); the gains table counts the spaces
+    whose gain interval lies above / below 0, not those whose point gain does."""
+    rng = np.random.default_rng(0)
+    unaware = rng.normal(0.5, 0.05, 200)
+    aware_a = unaware + 0.1 + rng.normal(0, 0.01, 200)  # gains 0.1 in every resample: interval above 0
+    aware_b = rng.normal(0.51, 0.05, 200)  # point gain 0.01 > 0, but its interval straddles 0
+    frames = {"a/x": ({"pso_aware": aware_a, "pso_unaware": unaware, "rs": rng.normal(0, 0.01, 200)}, 0.1),
+              "b/y": ({"pso_aware": aware_b, "pso_unaware": unaware, "rs": rng.normal(0, 0.01, 200)}, 0.01)}
+    files, curves, resample_files = [], [], []
+    for i, (space, (scores, gain)) in enumerate(frames.items()):
+        files.append(tmp_path / f"s{i}.parquet")
+        _space_scores(space, 0.2 * (i + 1), "time", gain).to_parquet(files[-1])
+        curves.append(tmp_path / f"c{i}.parquet")
+        pd.DataFrame({"space": [space], "time_fraction": [0.0], "score": [0.0]}).to_parquet(curves[-1])
+        for strategy, values in scores.items():
+            resample_files.append(tmp_path / f"r{i}{strategy}.parquet")
+            _resamples(space, {strategy: values}, (0.7, 0.8)).to_parquet(resample_files[-1])
+    tables(files, curves, tmp_path, tmp_path / "curves.parquet", resamples=200, seed=0, resample_files=resample_files)
+    per_space = pd.read_csv(tmp_path / "constraint_aware_scores.csv").set_index(["space", "algorithm"])
+    a = per_space.loc[("a/x", "pso")]
+    assert (a["score_unaware_ci_low"], a["score_unaware_ci_high"]) == pytest.approx(tuple(np.percentile(unaware,
+                                                                                                       [2.5, 97.5])))
+    assert (a["gain_ci_low"], a["gain_ci_high"]) == pytest.approx(tuple(np.percentile(aware_a - unaware, [2.5, 97.5])))
+    assert a["gain_ci_low"] > 0.05  # far narrower than the difference of the two score intervals
+    assert a["score_aware_ci_low"] - a["score_unaware_ci_high"] < 0
+    b = per_space.loc[("b/y", "pso")]
+    assert b["gain"] > 0 and b["gain_ci_low"] < 0 < b["gain_ci_high"]
+    assert math.isnan(per_space.loc[("a/x", "rs"), "gain_ci_low"])
+    summary_row = pd.read_csv(tmp_path / "constraint_aware_gains.csv").set_index(["group", "algorithm"]).loc[
+        ("all", "pso")]
+    assert (summary_row["spaces_gaining"], summary_row["spaces_gain_above"], summary_row["spaces_gain_below"]) == \
+        (2, 1, 0)
+    runs = pd.read_csv(tmp_path / "constraint_aware_runs.csv")
+    assert list(runs.columns[list(runs.columns).index("score"):][:7]) == [
+        "score", "score_ci_low", "score_ci_high", "score_resamples", "score_first_half", "score_second_half",
+        "half_runs"]
+    row = runs.set_index(["space", "strategy"]).loc[("b/y", "pso_aware")]
+    assert (row["score_first_half"], row["score_second_half"], row["half_runs"], row["score_resamples"]) == \
+        (0.7, 0.8, 5, 200)
+    assert "spaces_gain_above" in (tmp_path / "constraint_aware_gains.md").read_text()
+
+
+def test_tables_without_resamples_leave_the_interval_columns_empty(tmp_path):
+    per_space, table = _tables(tmp_path, [("A100/convolution", 0.2, "time", 0.1)])
+    assert per_space["gain_ci_low"].isna().all() and per_space["score_aware_ci_high"].isna().all()
+    assert table["spaces_gain_above"].isna().all()
+    assert pd.read_csv(tmp_path / "constraint_aware_runs.csv")["score_ci_low"].isna().all()
+
+
+def test_resample_files_are_checked_naming_the_file_and_the_strategy(tmp_path):
+    scores = tmp_path / "s.parquet"
+    _space_scores("a/x", 0.2, "time", 0.1).to_parquet(scores)
+    bad = tmp_path / "bad.parquet"
+    _resamples("a/x", {"pso_aware": [0.1, 0.2]}).drop(columns="sample").to_parquet(bad)
+    with pytest.raises(InputError, match="ca-resample") as exc:
+        tables([scores], [scores], tmp_path, tmp_path / "curves.parquet", resamples=10, seed=0, resample_files=[bad])
+    assert exc.value.path == str(bad) and exc.value.field == "sample"
+    partial = tmp_path / "partial.parquet"
+    _resamples("a/x", {"pso_aware": [0.1, 0.2], "rs": [0.0, 0.1]}).to_parquet(partial)
+    with pytest.raises(ValueError, match="pso_unaware"):
+        tables([scores], [scores], tmp_path, tmp_path / "curves.parquet", resamples=10, seed=0,
+               resample_files=[partial])

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 
 import pandas as pd
+from scipy.stats import mannwhitneyu
 
 from analysis.tables import readme as results
 from helpers import REPO
@@ -87,10 +89,19 @@ def test_gemm_gain_against_the_other_gpu_spaces_is_computed_from_the_scores(tmp_
     sc.to_csv(folder / "constraint_aware_scores.csv", index=False)
     text = results.density_gains(results.Tables(folder, CONFIG))
     rest = results.counted(sc[(sc["objective"] == "time") & ~gemm & (sc["algorithm"] == "pso")])["gain"]
-    row = next(line for line in text.splitlines() if line.startswith("| PSO |"))
-    assert row.split(" | ")[1:3] == ["0.38", "2 of 2"]
-    assert row.split(" | ")[3] == results.num(rest.mean(), 2)
-    assert f"The {len(gpu_spaces)} GPU spaces here" in text
+    row = next(line for line in text.splitlines() if line.startswith("| PSO |")).split(" | ")
+    assert row[1:3] == ["0.38", results.num(rest.mean(), 2)]  # tables without per-space intervals: no counts
+    assert row[4].rstrip(" |") == results.num(mannwhitneyu([0.5, 0.25], rest, alternative="greater").pvalue, 3)
+    assert f"The {len(gpu_spaces)} GPU spaces here" in text and "above / below 0" not in text
+    # with per-space intervals: the spaces whose own interval lies above / below 0, not those whose gain is > 0
+    sc["gain_ci_low"], sc["gain_ci_high"] = sc["gain"] - 0.01, sc["gain"] + 0.01
+    sc.loc[gemm & (sc["algorithm"] == "pso"), "gain_ci_low"] = [0.1, -0.2]
+    sc.to_csv(folder / "constraint_aware_scores.csv", index=False)
+    text = results.density_gains(results.Tables(folder, CONFIG))
+    row = next(line for line in text.splitlines() if line.startswith("| PSO |")).split(" | ")
+    others = results.counted(sc[(sc["objective"] == "time") & ~gemm & (sc["algorithm"] == "pso")])
+    assert row[1:4] == ["0.38", "1 / 0 of 2", results.num(rest.mean(), 2)]
+    assert row[4] == f"{int((others['gain'] > 0.01).sum())} / {int((others['gain'] < -0.01).sum())} of {len(others)}"
 
 
 def _ca_tables(folder, spaces, minimum=20):
@@ -132,8 +143,9 @@ def test_the_spaces_kept_out_are_listed_with_their_budget_and_left_out_of_the_ga
     assert "2 of the 3 spaces of group thr are kept out" in text and "hub are kept out" not in text
     gains = results.gains_table(t)
     # over gpu/a and cpu/d only: their gains, and random search's scores there (0 and -0.9)
-    assert "| all (2; 3 kept out) | 0.20 [0.10, 0.30]; 2 of 2 gain | −0.45 |" in gains
-    assert "| thr (1; 2 kept out) | 0.30 [–, –]; 1 of 1 gain | −0.90 |" in gains
+    # no per-space intervals in these tables: no count of spaces that gain (a point gain > 0 is no claim)
+    assert "| all (2; 3 kept out) | 0.20 [0.10, 0.30] | −0.45 |" in gains
+    assert "| thr (1; 2 kept out) | 0.30 [–, –] | −0.90 |" in gains
     # and in the full README block
     assert "cpu/c (19; RS −0.60)" in results.readme_constraint_aware(t)
     # with a minimum of 0 nothing is kept out and nothing is said about it
@@ -286,14 +298,25 @@ def test_the_seed_001_reading_follows_the_gains_and_scores(tmp_path):
     assert "(`tables/constraint_aware_gains.csv`): none." in text
     assert "is weak for every algorithm (|ρ| 0.10;" in text and "for no algorithm." in text
     assert "over the GPU spaces are consistent for DE, Firefly, GA and PSO (seed 001's value inside" in text
-    assert gemm + f"the sparsest GPU kernel here) gains on each of its {n_gemm} GPUs under every algorithm" in text
+    assert gemm + f"the sparsest GPU kernel here) is {n_gemm} GPU spaces; its gains are larger" in text
+    # with per-space intervals, "gains on each" follows them: every GEMM interval above 0 but one of PSO's
+    sc = pd.read_csv(folder / "constraint_aware_scores.csv")
+    sc["gain_ci_low"], sc["gain_ci_high"] = sc["gain"] - 0.01, sc["gain"] + 0.01
+    sc.loc[sc["kernel"] == "gemm", "gain_ci_low"] = 0.05
+    one = sc.index[(sc["kernel"] == "gemm") & (sc["algorithm"] == "pso")][0]
+    sc.loc[one, "gain_ci_low"] = -0.05
+    sc.to_csv(folder / "constraint_aware_scores.csv", index=False)
+    text = results.reading_seed001(results.Tables(folder, CONFIG))
+    assert gemm + (f"the sparsest GPU kernel here) gains on each of its {n_gemm} GPUs (the space's 95 % interval over "
+                   "resamples of its runs above 0) under DE, Firefly and GA") in text
     # flip each claim
     _set(folder, "constraint_aware_gains", gains("benchmark_hub", "diff_evo"), {"gain_ci_low": 0.01})
     _set(folder, "constraint_aware_gains", gains("GPU", "genetic_algorithm"),
          {"gain_density_spearman": -0.55, "seed001_gain": 0.8})
     _set(folder, "constraint_aware_gains", gains("GPU", "pso"), {"gain_density_spearman": -0.75, "seed001_gain": -0.3})
     sc = pd.read_csv(folder / "constraint_aware_scores.csv")
-    sc.loc[sc["kernel"] == "gemm", "gain"] = sc.loc[sc["kernel"] == "gemm", "gain"] - 5  # below every other space
+    for column in ("gain", "gain_ci_low", "gain_ci_high"):  # below every other space
+        sc.loc[sc["kernel"] == "gemm", column] = sc.loc[sc["kernel"] == "gemm", column] - 5
     sc.loc[sc["space"] == sparse, "density"] = 0.01
     sc.to_csv(folder / "constraint_aware_scores.csv", index=False)
     flipped = results.reading_seed001(results.Tables(folder, CONFIG))
@@ -301,8 +324,10 @@ def test_the_seed_001_reading_follows_the_gains_and_scores(tmp_path):
     assert "weak for DE and Firefly; moderate for GA; strong for PSO" in flipped and "for GA and PSO." in flipped
     assert ("below for GA (seed 001's value above our 95 % interval), above for PSO (seed 001's value below our 95 % "
             "interval), consistent for DE and Firefly") in flipped
-    assert (gemm + f"not the sparsest GPU kernel here ({sparse} is)) gains on each of its {n_gemm} GPUs under no "
-            f"algorithm; its mean gain is larger than the other {others} GPU spaces' under no algorithm") in flipped
+    assert (gemm + f"not the sparsest GPU kernel here ({sparse} is)) gains on each of its {n_gemm} GPUs (the "
+            "space's 95 % interval over resamples of its runs above 0) under no algorithm; its gains are larger than "
+            f"the other {others} GPU spaces' (one-sided Mann–Whitney U test over spaces, p < 0.05) under no "
+            "algorithm") in flipped
     assert "hotspot (1.6 % valid), is no sparser than the sparsest GPU space here (1.0 %)" in flipped
 
 
@@ -509,3 +534,56 @@ def test_the_compile_sensitivity_sentence_follows_its_table(tmp_path):
     # no space compiled elsewhere: no sentence
     pd.DataFrame(rows).assign(spaces_scaled="none").to_csv(folder / "compile_sensitivity.csv", index=False)
     assert "compile_sensitivity" not in results.eval_time_reading(results.Tables(folder, CONFIG))
+
+
+def test_the_run_count_example_follows_the_half_run_scores(tmp_path):
+    """docs/constraint-aware.md's measured example: from the runs table's scores on each half of the runs, over the
+    spaces that count; the pair that moves most is the example, with its interval."""
+    folder = _tables(tmp_path)
+    runs = pd.read_csv(folder / "constraint_aware_runs.csv")
+    assert results.render_run_count(results.Tables(folder, CONFIG)).startswith("Not measured")
+    counted = ~results.kept_out(runs)
+    runs["score_ci_low"], runs["score_ci_high"] = runs["score"] - 0.05, runs["score"] + 0.05
+    runs["score_first_half"], runs["score_second_half"] = runs["score"] + 0.01, runs["score"] - 0.01  # neither side
+    runs["half_runs"] = runs["runs"] // 2
+    up = runs.index[counted][:3]
+    runs.loc[up, "score_first_half"] = runs.loc[up, "score"] + 0.02
+    runs.loc[up, "score_second_half"] = runs.loc[up, "score"] + 0.04
+    most = up[1]
+    runs.loc[most, "score_second_half"] = runs.loc[most, "score"] + 0.3  # outside the interval, with the first not
+    down = runs.index[counted][3]
+    runs.loc[down, ["score_first_half", "score_second_half"]] = runs.loc[down, "score"] - 0.1  # both outside
+    runs.loc[~counted, "score_first_half"] = runs.loc[~counted, "score"] + 5  # kept out: not in the example
+    runs.to_csv(folder / "constraint_aware_runs.csv", index=False)
+    text = results.render_run_count(results.Tables(folder, CONFIG))
+    e = runs.loc[most]
+    assert f"Measured on the study's {int(counted.sum())} (space, strategy) pairs" in text
+    assert "on both halves in 3 pairs and below on both in 1 (two-sided sign test over those 4: p = 0.625)" in text
+    assert "in 1 pairs both halves lie outside the 95 % interval" in text
+    assert (f"{e['strategy']} on {e['space']}, {results.num(e['score'] + 0.02, 3)} and "
+            f"{results.num(e['score'] + 0.3, 3)} on its two halves of {int(e['half_runs'])} runs, "
+            f"{results.interval(e['score'], e['score'] - 0.05, e['score'] + 0.05, 3)} on all {int(e['runs'])}.") in text
+    # and it is what docs/constraint-aware.md holds between its markers
+    doc = results.expected(README, DOC, folder, CONFIG)[results.CA_DOC]
+    assert f"{results.RUNS_BEGIN}\n\n{text}\n\n{results.RUNS_END}" in doc
+
+
+def test_the_spaces_that_gain_are_those_whose_own_interval_lies_above_0(tmp_path):
+    folder = _tables(tmp_path)
+    g = pd.read_csv(folder / "constraint_aware_gains.csv")
+    g["spaces_gain_above"], g["spaces_gain_below"] = 2, 1
+    g.loc[g["algorithm"] == "rs", ["spaces_gain_above", "spaces_gain_below"]] = math.nan
+    g.to_csv(folder / "constraint_aware_gains.csv", index=False)
+    sc = pd.read_csv(folder / "constraint_aware_scores.csv")
+    sc["gain_ci_low"], sc["gain_ci_high"] = sc["gain"] - 0.1, sc["gain"] + 0.1
+    sc.to_csv(folder / "constraint_aware_scores.csv", index=False)
+    t = results.Tables(folder, CONFIG)
+    row = g[(g["group"] == "all") & (g["algorithm"] == "pso")].iloc[0]
+    cell = (f"{results.interval(row['gain'], row['gain_ci_low'], row['gain_ci_high'], 2)}; 2 of {int(row['spaces'])} "
+            "above 0, 1 below")
+    assert cell in results.gains_table(t)
+    assert "by its 95 % interval over resamples of the space's runs" in results.readme_constraint_aware(t)
+    # docs/results.md's per-space table gives each gain with its interval
+    r = sc[(sc["algorithm"] == "pso")].iloc[0]
+    row = next(line for line in results.doc_constraint_aware(t).splitlines() if line.startswith(f"| {r['space']} |"))
+    assert results.interval(r["gain"], r["gain"] - 0.1, r["gain"] + 0.1, 2) in row

@@ -49,6 +49,7 @@ def test_dry_run_full_config(tmp_path):
                            indicators=sets + 3 * 2, hyperparameters=1, summary=1, study_tables=1, compile_sensitivity=1,
                            figure_anytime=sets, figure_anytime_grid=3, figure_tradeoff=cpu, figure_hyperparameters=1,
                            ca_budget=hub + cpu, ca_run=(hub + cpu) * (4 * 2 + 1), ca_score=hub + cpu, ca_tables=1,
+                           ca_resample=(hub + cpu) * (4 * 2 + 1),
                            figure_constraint_aware=1, figure_constraint_aware_spaces=1,
                            # one summary page per setting that is not a baseline: nsga2_unaware, nsga3_unaware
                            summary_table=2, figure_summary=2, all=1)
@@ -94,7 +95,8 @@ def test_dry_run_tiny_config(tmp_path):
                            simulate=3 * 5, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1,
                            study_tables=1, compile_sensitivity=1, summary_table=3, figure_summary=3,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
-                           ca_budget=2, ca_run=2 * (3 * 2 + 1), ca_score=2, ca_tables=1, figure_constraint_aware=1,
+                           ca_budget=2, ca_run=2 * (3 * 2 + 1), ca_score=2, ca_resample=2 * (3 * 2 + 1), ca_tables=1,
+                           figure_constraint_aware=1,
                            figure_constraint_aware_spaces=1, all=1)
 
 
@@ -128,6 +130,18 @@ def test_the_constraint_aware_tables_get_the_configured_minimum_budget(tmp_path)
     config.write_text(text.replace("\n  time_resolution: 100\n",
                                    "\n  time_resolution: 100\n  min_budget_evaluations: 7\n"))
     assert "--min-budget-evaluations 7 " in ca_tables_job(config)
+
+
+def test_each_strategys_runs_are_resampled_as_configured_and_the_tables_read_them(tmp_path):
+    """One ca-resample job per space and strategy, with constraint_aware.score_resamples (4 in config/test.yaml); the
+    tables job reads every one of their outputs."""
+    out = snakemake("-n", "-p", "--forceall", "--configfile", str(REPO / "config/test.yaml"), "--",
+                    ".test-output/tables/constraint_aware_gains.csv", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr + out.stdout
+    jobs = [line for line in out.stdout.splitlines() if " ca-resample " in line]
+    assert len(jobs) == 2 * (3 * 2 + 1) and all("--resamples 4 " in job for job in jobs)
+    tables_job = next(line for line in out.stdout.splitlines() if " ca-tables " in line)
+    assert tables_job.count("constraint_aware/resamples/") == len(jobs)
 
 
 def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):

@@ -77,3 +77,29 @@ rule ca_score:
         " --group {params.group}"
         " --strategies {params.strategies} --runs {input.runs:q} --settings {params.settings}"
         " --scores {output.scores:q} --curves {output.curves:q} 2> {log:q}"
+
+
+# The constraint-aware study: one strategy's score on bootstrap resamples of its runs and on each half of them
+# (the per-space score and gain intervals of the tables; constraint_aware.score_resamples).
+rule ca_resample:
+    input:
+        parquet=rules.import_space.output.parquet,
+        meta=rules.import_space.output.meta,
+        runs=f"{RESULTS}/constraint_aware/runs/{{device}}/{{kernel}}/{{strategy}}.parquet",
+    output:
+        f"{RESULTS}/constraint_aware/resamples/{{device}}/{{kernel}}/{{strategy}}.parquet",
+    log:
+        f"{LOGS}/constraint_aware/resamples/{{device}}/{{kernel}}/{{strategy}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/constraint_aware/{{device}}/{{kernel}}/{{strategy}}.resample.tsv"
+    conda:
+        ENV
+    params:
+        cli=CLI,
+        threshold=ca_threshold,
+        settings=json_arg({**CA_SETTINGS, "baseline": CA["baseline"]}),
+        resamples=CA["score_resamples"],
+    shell:
+        "{params.cli} ca-resample --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
+        " --threshold {params.threshold} --strategy {wildcards.strategy} --runs {input.runs:q}"
+        " --settings {params.settings} --resamples {params.resamples} --out {output:q} 2> {log:q}"

@@ -75,6 +75,11 @@ rule ca_tables:
     input:
         scores=[f"{RESULTS}/constraint_aware/scores/{d}/{k}.parquet" for d, k in CA_SPACES],
         curves=[f"{RESULTS}/constraint_aware/scores/{d}/{k}.curves.parquet" for d, k in CA_SPACES],
+        resamples=[
+            f"{RESULTS}/constraint_aware/resamples/{d}/{k}/{name}.parquet"
+            for d, k in CA_SPACES
+            for name in CA_STRATEGIES
+        ],
     output:
         runs=f"{TABLES}/constraint_aware_runs.csv",
         scores=report(
@@ -101,7 +106,8 @@ rule ca_tables:
         seed=config["tables"]["bootstrap_seed"],
         min_budget=CA["min_budget_evaluations"],
     shell:
-        "{params.cli} ca-tables --scores {input.scores:q} --curves {input.curves:q} --out-dir {params.out_dir:q}"
+        "{params.cli} ca-tables --scores {input.scores:q} --curves {input.curves:q} --resamples {input.resamples:q}"
+        " --out-dir {params.out_dir:q}"
         " --curves-out {output.curves:q} --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
         " --min-budget-evaluations {params.min_budget} 2> {log:q}"
 
