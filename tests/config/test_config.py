@@ -315,7 +315,7 @@ def test_group_and_excluded_default_to_null_and_take_a_label_or_a_reason():
     ("group", "", "''"),
     ("excluded", "", "''"),
     ("group", "all", "names a row set of tables/constraint_aware_gains.csv"),
-    ("group", "GPU", "names a row set of tables/constraint_aware_gains.csv"),
+    ("group", "GPU tuned on time", "names a row set of tables/constraint_aware_gains.csv"),
 ])
 def test_bad_group_or_exclusion_names_the_field(key, value, words):
     with pytest.raises(ConfigError) as exc:

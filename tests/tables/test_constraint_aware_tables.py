@@ -92,9 +92,9 @@ def test_tables_group_spaces_as_configured_and_summarise_all_gpu_spaces(tmp_path
     pso = per_space[per_space["algorithm"] == "pso"].set_index("space")
     assert pso.loc["RTX_3090/gemm", "group"] == "benchmark_hub_more" and per_space.columns[-1] == "group"
     assert list(dict.fromkeys(table["group"])) == ["all", "accuracy threshold", "benchmark_hub",
-                                                   "benchmark_hub_more", "GPU"]
+                                                   "benchmark_hub_more", "GPU tuned on time"]
     rows = table.set_index(["group", "algorithm"])
-    gpu = rows.loc[("GPU", "pso")]
+    gpu = rows.loc[("GPU tuned on time", "pso")]
     assert gpu["spaces"] == 4 and gpu["gain"] == pytest.approx(0.35) and gpu["spaces_gaining"] == 4
     assert gpu["gain_density_spearman"] == pytest.approx(1.0)  # over all four GPU spaces, across the groups
     assert rows.loc[("all", "pso"), "spaces"] == 5 and rows.loc[("all", "pso"), "gain_density_spearman"] < 1.0
