@@ -1,61 +1,139 @@
-"""Before/after tables of published results across a change of the study's inputs (docs/results.md).
+"""Before/after tables of published results across each release that moved them (docs/results.md, "What moved").
 
-A release that changes what the study simulates (not only how fast) moves published numbers.
-Readers of the earlier numbers need to see what moved and why: `docs/history/<commit>/` keeps
-the tables as published at `<commit>`, and this module renders, for the headline rows of
-Tables 2-5 and the constraint-aware gains, the old value, the new one (from `tables/`), and
-which of the release's changes can have moved it, decided by what each row depends on.
+A release that changes what the study simulates (not only how fast) moves published numbers. Readers of the
+earlier numbers need to see what moved and why: `docs/history/<commit>/` keeps the tables as published at
+`<commit>` (`git show <commit>:tables/<name>.csv`, docs/history/README.md), and `RELEASES` declares, in order,
+every release since `BASE` with the commit that republished it, its title and its changes. For each release
+this module renders the headline rows of Tables 2-5 and the constraint-aware gains as published at the commit
+before it and at its own commit (the last release, whose commit is None, against the current `tables/`), and
+which of the release's changes can have moved each row.
+
+Which changes can move a row is decided by what the row is computed from: the spaces it pools (read from the
+study's config: a scope's objective sets, Table 4's kernel, a constraint-aware row set) and its axis (IGD+ at a
+budget of evaluations for Tables 2 and 3; time for Tables 4, 5 and the constraint-aware scores). Each change
+declares which rows it reaches (`Change.reaches`). A row that no change of its release reaches and that did not
+move is left out of the entry (and counted); a row that moved although no declared change reaches it is shown
+with "none declared": the declaration is then incomplete (tests/tables/test_changes.py fails on it).
+
+The next republication that moves a number: add `docs/history/<commit>/` for the commit of the release now
+last (it then has a commit of its own) and a new last `Release(None, ...)` with that republication's changes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
+from analysis.errors import InputError
+from analysis.indicators.constraint_aware import space_group
 from analysis.names import display_name
+from analysis.tables.comparison import HELD_OUT
+from analysis.tables.constraint_aware import ALL_GROUP, GPU_GROUP
 
-# tables as published before a release that moved them: docs/history/<commit>/
+# tables as published at each release that moved them: docs/history/<commit>/
 HISTORY = Path(__file__).resolve().parents[2] / "docs" / "history"
-# Issue 32's changes, by number
-CHANGES = {
-    1: "parameter order",
-    2: "evaluation cost",
-    3: "selection runs apart",
-    4: "minimum CA budget",
-}
 ALGORITHMS = {"nsga2": "NSGA-II", "nsga3": "NSGA-III"}
+# the scopes of Tables 2, 3 and 5 whose rows are headline rows, and their labels
+SCOPES = {"multi-objective": "O3 + O5", "time": "time"}
+# the row's table label: Tables 2 and 3 are on the IGD+ axis (a budget of evaluations), the others on time
+TABLE_2, TABLE_3, TABLE_4, TABLE_5, CA = "Table 2", "Table 3", "Table 4", "Table 5", "CA gain"
+TIME_AXIS = (TABLE_4, TABLE_5, CA)
+TUNED = (TABLE_2, TABLE_3, TABLE_4, TABLE_5)  # the tables of tuned NSGA-II/III runs
+# a space measured on the host CPU (its sweep under data/sweeps/cpu/; readme._space_kinds's rule)
+HOST_CPU_SOURCE = "/sweeps/cpu/"
+# a value that differs by less than this (relative) did not move: the tables are written at 12 significant digits
+SAME = 1e-9
+
+
+@dataclass(frozen=True)
+class Space:
+    """A space of the study's config, with what decides which rows pool it and which changes reach it."""
+
+    name: str  # device/kernel
+    kernel: str
+    objective_sets: frozenset[str]
+    host_cpu: bool
+    group: str  # its constraint-aware group
+    threshold: bool  # tuned on time with an accuracy threshold (not on time alone)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of a release: its title and which rows it can move (table label, spaces the row pools)."""
+
+    title: str
+    reaches: Callable[[str, Sequence[Space]], bool]
 
 
 @dataclass(frozen=True)
 class Release:
-    """A change that moved published numbers: the commit whose tables it replaced, and what it changed."""
+    """A republication that moved published numbers: its commit (None: the current `tables/`, not yet
+    republished at a commit of its own), its title, its changes, a note, and the row names it renamed."""
 
-    before: str  # commit of the tables in docs/history/<before>/
+    commit: str | None
     title: str
-    changes: dict[int, str]
+    changes: tuple[Change, ...]
+    note: str = ""
+    renamed: Mapping[str, str] = field(default_factory=dict)  # a row set's name before -> after
 
 
-ISSUE_32 = Release("e85862f", "Review fixes of the simulated inputs (issue 32)", CHANGES)
+def _every(table: str, spaces: Sequence[Space]) -> bool:
+    return True
 
 
-def _moved_by(table: str, scope: str) -> list[int]:
-    """Which changes a row can depend on, by construction.
+def _host_cpu_time(table: str, spaces: Sequence[Space]) -> bool:
+    return table in TIME_AXIS and any(s.host_cpu for s in spaces)
 
-    1 (parameter order) changes every run of a Kernel Tuner strategy (its crossover, neighbours and
-    sampling follow the parameter order); 3 (selection runs seeded apart) changes the hyperparameters
-    picked on the training kernels, and so every tuned NSGA-II/III run; 2 (evaluation cost) changes
-    the clock of host-CPU runs only (time-axis tables: 4, 5 and the constraint-aware scores), not the
-    IGD+ at a budget of evaluations; 4 (minimum budget) changes only which spaces the
-    constraint-aware aggregates count.
-    """
-    host_cpu = scope in ("O3", "O5", "multi-objective", "all", "speedup", "accuracy threshold")
-    if table in ("Table 2", "Table 3"):
-        return [1, 3]
-    if table in ("Table 4", "Table 5"):
-        return [1, 2, 3] if host_cpu else [1, 3]
-    return [1, 2, 4] if scope in ("all", "accuracy threshold") else [1, 4]
+
+def _tuned(table: str, spaces: Sequence[Space]) -> bool:
+    return table in TUNED
+
+
+def _constraint_aware(table: str, spaces: Sequence[Space]) -> bool:
+    return table == CA
+
+
+def _pooling(name: str) -> Callable[[str, Sequence[Space]], bool]:
+    def reaches(table: str, spaces: Sequence[Space]) -> bool:
+        return any(s.name == name for s in spaces)
+    return reaches
+
+
+def _no_value(table: str, spaces: Sequence[Space]) -> bool:
+    return False
+
+
+# the tables as published before the first release below
+BASE = "e85862f"
+RELEASES = (
+    Release("2978a63", "Review fixes of the simulated inputs (issue 32)", (
+        Change("parameter order", _every),
+        Change("evaluation cost", _host_cpu_time),
+        Change("selection runs apart", _tuned),
+        Change("minimum CA budget", _constraint_aware),
+    ), note="1 changes every run of a Kernel Tuner strategy; 2 (the compile cost charged to a host-CPU "
+             "evaluation) only the time axes (Tables 4, 5, the constraint-aware scores) of rows that pool a "
+             "host-CPU space; 3 every tuned NSGA-II/III run (Tables 2-5); 4 only the constraint-aware aggregates. "
+             "The four were applied at once, in one rerun of the whole study: the differences below are their "
+             "combined effect. Their separate effects were not published, and the study was not rerun at each "
+             "fix alone."),
+    Release("1c2ba34", "K-Means' CUDA space on an H200 joins both studies (issue 35)", (
+        Change("nvidia-h200/kmeans joins", _pooling("nvidia-h200/kmeans")),
+    ), note="The new space moves only the rows that pool it: the multi-objective scopes, Table 4's K-Means row "
+            "and the constraint-aware row sets that hold it."),
+    Release(None, "The referee's review (issue 44): intervals and row sets", (
+        Change("intervals resample spaces (cluster bootstrap), held-out scopes, n_spaces", _no_value),
+        Change("constraint-aware intervals over resamples of runs", _no_value),
+        Change("the GPU row set named for what it holds", _no_value),
+    ), note="These change intervals, add columns and rows, and rename the constraint-aware row set of the spaces "
+            f"tuned on time ('GPU' → '{GPU_GROUP}'): none moves a headline value.",
+       renamed={"GPU": GPU_GROUP}),
+)
 
 
 def _fmt(v: float, digits: int = 1) -> str:
@@ -65,68 +143,197 @@ def _fmt(v: float, digits: int = 1) -> str:
     return f"{v:.{digits}f}".replace("-", "−")
 
 
-def rows(before: Path, after: Path) -> list[list[str]]:
-    """[table, row, old, new, change, moved by] for the headline rows present in both folders."""
-    out: list[list[str]] = []
+def _moved(old: float, new: float) -> bool:
+    if pd.isna(old) or pd.isna(new):
+        return pd.isna(old) != pd.isna(new)
+    if math.isinf(old) or math.isinf(new):
+        return old != new
+    return abs(new - old) > SAME * max(1.0, abs(old))
 
-    def read(folder: Path, name: str) -> pd.DataFrame | None:
-        path = folder / f"{name}.csv"
-        return pd.read_csv(path) if path.is_file() else None
 
-    for label, name, col in (("Table 2", "improvement_over_rs", "thesis_mean_pct"),
-                             ("Table 3", "nsga3_over_nsga2", "thesis_mean_pct"),
-                             ("Table 5", "eval_time", "thesis_mean_pct")):
-        old, new = read(before, name), read(after, name)
-        if old is None or new is None:
-            continue
-        keys = ["scope", "setting", "budget"]
-        merged = old.merge(new, on=keys, suffixes=("_old", "_new"))
-        merged = merged[merged["setting"].isin(ALGORITHMS) & merged["scope"].isin(["multi-objective", "time"])]
-        for _, r in merged.iterrows():
-            scope = "O3 + O5" if r["scope"] == "multi-objective" else r["scope"]
-            what = f"{ALGORITHMS[r['setting']]}" + (" vs NSGA-II" if label == "Table 3" else " vs RS")
-            out.append([label, f"{scope}, {what}, budget {int(r['budget'])}", _fmt(r[f"{col}_old"]),
-                        _fmt(r[f"{col}_new"]), _fmt(r[f"{col}_new"] - r[f"{col}_old"]),
-                        _changes(_moved_by(label, r["scope"]))])
-    old, new = read(before, "speedup_to_rs"), read(after, "speedup_to_rs")
-    if old is not None and new is not None:
-        merged = old.merge(new, on=["kernel", "setting"], suffixes=("_old", "_new"))
-        for _, r in merged[merged["setting"].isin(ALGORITHMS)].iterrows():
-            out.append(["Table 4", f"{r['kernel']}, {ALGORITHMS[r['setting']]}", _fmt(r["reached_time_mean_pct_old"]),
-                        _fmt(r["reached_time_mean_pct_new"]),
-                        _fmt(r["reached_time_mean_pct_new"] - r["reached_time_mean_pct_old"]),
-                        _changes(_moved_by("Table 4", "speedup"))])
-    old, new = read(before, "constraint_aware_gains"), read(after, "constraint_aware_gains")
-    if old is not None and new is not None:
-        merged = old.merge(new, on=["group", "algorithm"], suffixes=("_old", "_new"))
-        for _, r in merged[merged["algorithm"] != "rs"].iterrows():
-            out.append(["CA gain", f"{r['group']}, {display_name(r['algorithm'])} "
-                                   f"({int(r['spaces_old'])} → {int(r['spaces_new'])} spaces)",
-                        _fmt(r["gain_old"], 3), _fmt(r["gain_new"], 3), _fmt(r["gain_new"] - r["gain_old"], 3),
-                        _changes(_moved_by("CA", r["group"]))])
+def config_spaces(config: str | Path) -> list[Space]:
+    """The spaces of the study's config, each with its objective sets, whether it was measured on the host CPU,
+    and its constraint-aware group."""
+    cfg = yaml.safe_load(Path(config).read_text()) or {}
+    entries = cfg.get("spaces")
+    if not isinstance(entries, list):
+        raise InputError(config, "a list of spaces is required", "spaces")
+    default_sets = (cfg.get("simulation") or {}).get("objective_sets") or []
+    thresholds = (cfg.get("constraint_aware") or {}).get("thresholds") or {}
+    out = []
+    for i, s in enumerate(entries):
+        for key in ("kernel", "device"):
+            if key not in s:
+                raise InputError(config, "missing", f"spaces[{i}].{key}")
+        threshold = thresholds.get(s["kernel"])
+        out.append(Space(f"{s['device']}/{s['kernel']}", s["kernel"],
+                         frozenset(s.get("objective_sets") or default_sets),
+                         HOST_CPU_SOURCE in str(s.get("source", "")).replace("\\", "/"),
+                         space_group(s.get("group"), threshold), bool(threshold)))
     return out
 
 
-def _changes(numbers: list[int]) -> str:
-    return ", ".join(f"{n} ({CHANGES[n]})" for n in numbers)
+def _multi_sets(config: str | Path) -> set[str]:
+    sets = (yaml.safe_load(Path(config).read_text()) or {}).get("objective_sets") or {}
+    return {name for name, objectives in sets.items() if len(objectives) > 1}
 
 
-def render(history: Path, tables: Path, release: Release = ISSUE_32) -> str:
-    """The Markdown section comparing `history/<release.before>/` with `tables`; empty if there is no history."""
-    before = history / release.before
-    if not before.is_dir():
-        return ""
-    body = rows(before, tables)
+class Pools:
+    """The spaces of the config that a row pools: a scope's, a kernel's, a constraint-aware row set's."""
+
+    def __init__(self, config: str | Path):
+        self.spaces = config_spaces(config)
+        self.multi = _multi_sets(config)
+
+    def scope(self, scope: str) -> list[Space]:
+        base = scope.removesuffix(f" {HELD_OUT}")  # a held-out scope pools some of its scope's spaces
+        if base == "all":
+            return self.spaces
+        if base == "multi-objective":
+            return [s for s in self.spaces if s.objective_sets & self.multi]
+        return [s for s in self.spaces if base in s.objective_sets]
+
+    def kernel(self, kernel: str) -> list[Space]:
+        return [s for s in self.spaces if s.kernel == kernel]
+
+    def group(self, group: str) -> list[Space]:
+        if group == ALL_GROUP:
+            return self.spaces
+        if group == GPU_GROUP:  # every space tuned on time, whatever its group
+            return [s for s in self.spaces if not s.threshold]
+        return [s for s in self.spaces if s.group == group]
+
+
+@dataclass(frozen=True)
+class Row:
+    table: str
+    label: str
+    old: float
+    new: float
+    spaces: tuple[Space, ...]
+    digits: int = 1
+
+
+def _read(folder: Path, name: str, columns: Sequence[str]) -> pd.DataFrame | None:
+    """The named columns of `folder/name.csv` (None if there is no such file); a missing column is an error."""
+    path = folder / f"{name}.csv"
+    if not path.is_file():
+        return None
+    frame = pd.read_csv(path)
+    for c in columns:
+        if c not in frame.columns:
+            raise InputError(path, "missing (needed for docs/results.md, \"What moved\")", c)
+    return frame[list(columns)]
+
+
+def current_name(name: str) -> str:
+    """A row set's name after every rename declared by the releases (what `Pools.group` knows it by)."""
+    for release in RELEASES:
+        name = release.renamed.get(name, name)
+    return name
+
+
+def rows(before: Path, after: Path, pools: Pools, renamed: Mapping[str, str] | None = None) -> list[Row]:
+    """The headline rows present in both folders (a row set renamed by the release matched under its new name)."""
+    renamed = dict(renamed or {})
+    out: list[Row] = []
+    scope_keys = ["scope", "setting", "budget"]
+    for label, name in ((TABLE_2, "improvement_over_rs"), (TABLE_3, "nsga3_over_nsga2"), (TABLE_5, "eval_time")):
+        old, new = (_read(f, name, [*scope_keys, "thesis_mean_pct"]) for f in (before, after))
+        if old is None or new is None:
+            continue
+        merged = old.merge(new, on=scope_keys, suffixes=("_old", "_new"))
+        merged = merged[merged["setting"].isin(ALGORITHMS) & merged["scope"].isin(SCOPES)]
+        for _, r in merged.iterrows():
+            what = ALGORITHMS[r["setting"]] + (" vs NSGA-II" if label == TABLE_3 else " vs RS")
+            out.append(Row(label, f"{SCOPES[r['scope']]}, {what}, budget {int(r['budget'])}",
+                           r["thesis_mean_pct_old"], r["thesis_mean_pct_new"], tuple(pools.scope(r["scope"]))))
+    old, new = (_read(f, "speedup_to_rs", ["kernel", "setting", "reached_time_mean_pct"]) for f in (before, after))
+    if old is not None and new is not None:
+        merged = old.merge(new, on=["kernel", "setting"], suffixes=("_old", "_new"))
+        for _, r in merged[merged["setting"].isin(ALGORITHMS)].iterrows():
+            out.append(Row(TABLE_4, f"{r['kernel']}, {ALGORITHMS[r['setting']]}", r["reached_time_mean_pct_old"],
+                           r["reached_time_mean_pct_new"], tuple(pools.kernel(r["kernel"]))))
+    columns = ["group", "algorithm", "spaces", "gain"]
+    old, new = (_read(f, "constraint_aware_gains", columns) for f in (before, after))
+    if old is not None and new is not None:
+        # a row set the release renamed is matched under its new name where the tables after it have that name
+        names = set(new["group"])
+        old = old.assign(was=old["group"], group=old["group"].map(
+            lambda g: renamed[g] if renamed.get(g) in names else g))
+        merged = old.merge(new, on=["group", "algorithm"], suffixes=("_old", "_new"))
+        for _, r in merged[merged["algorithm"] != "rs"].iterrows():
+            group = r["group"] + (f" (before: {r['was']})" if r["was"] != r["group"] else "")
+            out.append(Row(CA, f"{group}, {display_name(r['algorithm'])} "
+                               f"({int(r['spaces_old'])} → {int(r['spaces_new'])} spaces)",
+                           r["gain_old"], r["gain_new"], tuple(pools.group(current_name(r["group"]))), 3))
+    return out
+
+
+def reaching(release: Release, row: Row) -> list[int]:
+    """The numbers (from 1) of the release's changes that can move the row."""
+    return [i for i, c in enumerate(release.changes, 1) if c.reaches(row.table, row.spaces)]
+
+
+def _cause(release: Release, row: Row) -> str:
+    numbers = reaching(release, row)
+    return ", ".join(f"{n} ({release.changes[n - 1].title})" for n in numbers) or "none declared"
+
+
+def _folder(history: Path, tables: Path, commit: str | None) -> Path:
+    return tables if commit is None else history / commit
+
+
+def entries(history: Path, tables: Path) -> list[tuple[str, str | None, Release, Path, Path]]:
+    """(commit before, commit after, release, folder before, folder after) of every release, in order."""
+    out = []
+    before = BASE
+    for release in RELEASES:
+        out.append((before, release.commit, release, history / before, _folder(history, tables, release.commit)))
+        before = release.commit  # type: ignore[assignment]  # only the last release has no commit
+    return out
+
+
+def render_release(before: str, after: str | None, release: Release, old: Path, new: Path, pools: Pools) -> str:
+    """One release's entry: its heading, changes, note and the rows its changes reach or that moved."""
+    body = rows(old, new, pools, release.renamed)
     if not body:
         return ""
-    head = ["table", "row", "before", "after", "after − before", "changes that can move it"]
-    lines = [f"## What moved: {release.title}", "",
-             f"Values published at commit {release.before} (`docs/history/{release.before}/`) against the current "
-             "`tables/`: Tables 2, 3 and 5 as the thesis's mean in %, Table 4 as the mean time to RS's budget-200 "
-             "quality in % (reached pairs), and the constraint-aware gain (aware − unaware score). The changes: "
-             + "; ".join(f"{n}. {d}" for n, d in release.changes.items()) + ". The last column says which of them "
-             "a row depends on (decided by what the row is computed from: 2 reaches only time axes of host-CPU "
-             "spaces, 4 only the constraint-aware aggregates); the rerun applied them all at once.", "",
-             "| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
-    lines += ["| " + " | ".join(r) + " |" for r in body]
+    shown = [r for r in body if reaching(release, r) or _moved(r.old, r.new)]
+    where = f"`docs/history/{after}/`" if after else "the current `tables/`"
+    lines = [f"### {before} → {after or 'current tables'}: {release.title}", "",
+             f"Published at {before} (`docs/history/{before}/`) against {where}. The changes: "
+             + "; ".join(f"{n}. {c.title}" for n, c in enumerate(release.changes, 1)) + "."
+             + (f" {release.note}" if release.note else ""), ""]
+    if shown:
+        head = ["table", "row", "before", "after", "after − before", "changes that can move it"]
+        lines += ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+        lines += ["| " + " | ".join([r.table, r.label, _fmt(r.old, r.digits), _fmt(r.new, r.digits),
+                                     _fmt(r.new - r.old, r.digits), _cause(release, r)]) + " |" for r in shown]
+        lines.append("")
+    rest = len(body) - len(shown)
+    if not shown:
+        lines.append(f"No headline row moved: the {rest} rows present before and after are equal.")
+    elif rest:
+        lines.append(f"The other {rest} headline rows pool nothing these changes reach, and did not move.")
     return "\n".join(lines) + "\n"
+
+
+def render(history: Path, tables: Path, config: str | Path) -> str:
+    """The Markdown section "What moved": one entry per release of `RELEASES` whose tables are at hand;
+    empty if there are none."""
+    pools = Pools(config)
+    parts = [render_release(b, a, release, old, new, pools)
+             for b, a, release, old, new in entries(Path(history), Path(tables))
+             if old.is_dir() and new.is_dir()]
+    parts = [p for p in parts if p]
+    if not parts:
+        return ""
+    intro = ("Each release that moved published numbers, in order: its headline rows as published at the commit "
+             "before it and after it (`docs/history/<commit>/`, docs/history/README.md). Tables 2, 3 and 5 as the "
+             "thesis's mean in %, Table 4 as the mean time to RS's budget-200 quality in % (reached pairs), and the "
+             "constraint-aware gain (aware − unaware score). The last column names the release's changes that can "
+             "move the row, decided by what the row is computed from: the spaces it pools (by the study's config) "
+             "and its axis (evaluations for Tables 2 and 3, time for the others). A row that none of them reaches "
+             "and that did not move is left out and counted.")
+    return "\n".join(["## What moved", "", intro, "", *parts])

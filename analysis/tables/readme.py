@@ -21,6 +21,7 @@ import yaml
 from analysis import markdown
 from analysis.names import DISPLAY
 from analysis.statistics import censored_median, relative_improvement
+from analysis.tables import changes
 from analysis.tables.comparison import HELD_OUT, SMALL_N, SMALL_N_FLAG, held_out_scope
 from analysis.tables.compile_sensitivity import OUTSIDE_CHECK
 from analysis.tables.constraint_aware import GPU_GROUP
@@ -1419,9 +1420,7 @@ def expected(readme: str | Path, doc: str | Path, folder: str | Path, config: st
     text = splice(readme.read_text(), render_readme(t), str(readme))
     text = splice(text, f"{SUITE_BEGIN}\n{readme_suite()}\n{SUITE_END}", str(readme), SUITE_BEGIN, SUITE_END, "suite")
     text = splice(text, render_reading(t), str(readme), READING_BEGIN, READING_END, "reading")
-    from analysis.tables import changes
-
-    moved = changes.render(changes.HISTORY, Path(folder))
+    moved = changes.render(changes.HISTORY, Path(folder), config)
     out = {readme: text, Path(doc): render_doc(t) + (f"\n{moved}" if moved else "")}
     if CA_DOC.is_file():
         block = f"{RUNS_BEGIN}\n\n{render_run_count(t)}\n\n{RUNS_END}"

@@ -1,40 +1,211 @@
-"""The before/after section of docs/results.md (analysis.tables.changes)."""
+"""The before/after section of docs/results.md, "What moved" (analysis.tables.changes): one entry per release."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
 
 import pandas as pd
+import pytest
 
 from analysis.tables import changes
 from helpers import REPO
 
+HISTORY = REPO / "docs" / "history"
+TABLES, CONFIG = REPO / "tables", REPO / "config" / "config.yaml"
+COMMITS = [changes.BASE] + [r.commit for r in changes.RELEASES if r.commit]
+
+
+def entry(text: str, before: str) -> list[str]:
+    """The lines of the entry of the release after commit `before`."""
+    lines = text.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith(f"### {before} → "))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("### ")), len(lines))
+    return lines[start:end]
+
+
+def row(lines: list[str], table: str, label: str) -> list[str]:
+    """A table row's cells: [table, row, before, after, after − before, changes]."""
+    hits = [x for x in lines if x.startswith(f"| {table} | {label} |")]
+    assert len(hits) == 1, (table, label, hits)
+    return [c.strip() for c in hits[0].strip("|").split(" | ")]
+
+
+def published(commit: str, name: str, **keys) -> pd.Series:
+    frame = pd.read_csv(HISTORY / commit / f"{name}.csv")
+    hit = pd.Series(True, index=frame.index)
+    for k, v in keys.items():
+        hit &= frame[k] == v
+    assert hit.sum() == 1, (commit, name, keys)
+    return frame[hit].iloc[0]
+
+
+@pytest.fixture(scope="module")
+def text():
+    return changes.render(HISTORY, TABLES, CONFIG)
+
+
+def test_history_holds_the_tables_as_published():
+    """Every history folder holds the same files, each byte-identical to the commit's tables/ (where git has it)."""
+    names = {p.name for p in (HISTORY / changes.BASE).glob("*.csv")}
+    assert "speedup_to_rs.csv" in names
+    for commit in COMMITS:
+        assert {p.name for p in (HISTORY / commit).glob("*.csv")} == names, commit
+    git = ["git", "-C", str(REPO)]
+    if shutil.which("git") is None or any(subprocess.run([*git, "cat-file", "-e", f"{c}^{{commit}}"],
+                                                         capture_output=True).returncode for c in COMMITS):
+        pytest.skip("the repository's history is not at hand (a shallow clone)")
+    for commit in COMMITS:
+        for name in sorted(names):
+            shown = subprocess.run([*git, "show", f"{commit}:tables/{name}"], capture_output=True,
+                                   check=True).stdout
+            assert (HISTORY / commit / name).read_bytes() == shown, (commit, name)
+
+
+def test_each_release_is_its_own_entry_between_its_commits(text):
+    """Each entry compares the tables of the commit before the release with its own: issue 32's fixes end at
+    2978a63 and the H200 space's entry starts there (the rows the issue found mixed)."""
+    assert [x for x in text.splitlines() if x.startswith("### ")] == [
+        f"### {b} → {a or 'current tables'}: {r.title}" for b, a, r, _, _ in changes.entries(HISTORY, TABLES)]
+    for before, after, _, _, _ in changes.entries(HISTORY, TABLES):
+        lines = entry(text, before)
+        folder = HISTORY / after if after else TABLES
+        for setting, name in (("nsga2", "NSGA-II"), ("nsga3", "NSGA-III")):
+            if before != COMMITS[-1]:  # the last entry lists only rows that moved
+                cells = row(lines, "Table 4", f"kmeans, {name}")
+                was = published(before, "speedup_to_rs", kernel="kmeans", setting=setting)["reached_time_mean_pct"]
+                now = pd.read_csv(folder / "speedup_to_rs.csv").set_index(["kernel", "setting"]).loc[
+                    ("kmeans", setting), "reached_time_mean_pct"]
+                assert cells[2:4] == [changes._fmt(was), changes._fmt(now)]
+    # the issue's rows, read from the history files: Table 5 NSGA-III and Table 2 NSGA-II on O3 + O5
+    first, second = entry(text, COMMITS[0]), entry(text, COMMITS[1])
+    for name, label, setting, budget in (("eval_time", "Table 5", "nsga3", 200),
+                                         ("improvement_over_rs", "Table 2", "nsga2", 100)):
+        at = {c: published(c, name, scope="multi-objective", setting=setting, budget=budget)["thesis_mean_pct"]
+              for c in COMMITS[:3]}
+        what = "NSGA-III" if setting == "nsga3" else "NSGA-II"
+        assert row(first, label, f"O3 + O5, {what} vs RS, budget {budget}")[2:4] == [
+            changes._fmt(at[COMMITS[0]]), changes._fmt(at[COMMITS[1]])]
+        assert row(second, label, f"O3 + O5, {what} vs RS, budget {budget}")[2:4] == [
+            changes._fmt(at[COMMITS[1]]), changes._fmt(at[COMMITS[2]])]
+    # the constraint-aware row sets count the spaces of each side's own tables
+    for group in ("accuracy threshold", "all"):
+        n = [int(published(c, "constraint_aware_gains", group=group, algorithm="pso")["spaces"]) for c in COMMITS[:3]]
+        assert any(x.startswith(f"| CA gain | {group}, PSO ({n[0]} → {n[1]} spaces) |") for x in first)
+        assert any(x.startswith(f"| CA gain | {group}, PSO ({n[1]} → {n[2]} spaces) |") for x in second)
+
+
+def test_evaluation_cost_is_no_cause_of_a_gpu_only_row(text):
+    """Fix 2 (evaluation cost) reaches only time axes of host-CPU spaces: Table 4's rows of kernels measured only
+    on GPUs do not list it, those of a host-CPU kernel do; Tables 2 and 3 (evaluations) never."""
+    lines = entry(text, changes.BASE)
+    host = {s.kernel for s in changes.config_spaces(CONFIG) if s.host_cpu}
+    kernels = set(pd.read_csv(HISTORY / COMMITS[1] / "speedup_to_rs.csv")["kernel"])
+    assert host and kernels - host  # both kinds are present
+    for kernel in kernels:
+        cause = row(lines, "Table 4", f"{kernel}, NSGA-II")[5]
+        assert ("2 (evaluation cost)" in cause) == (kernel in host), kernel
+    assert "2 (evaluation cost)" not in row(lines, "Table 4", "gemm, NSGA-II")[5]
+    assert not any("evaluation cost" in x for x in lines if x.startswith(("| Table 2", "| Table 3")))
+    t5 = [x for x in lines if x.startswith("| Table 5 |")]
+    assert t5 and all("2 (evaluation cost)" in x for x in t5 if "O3 + O5" in x)
+    assert not any("2 (evaluation cost)" in x for x in t5 if "| time," in x)
+
+
+def test_every_row_that_moved_has_a_declared_cause():
+    """A row that moved is reached by one of its release's declared changes; the H200 space's release reaches
+    exactly the rows that pool it, and only they moved."""
+    pools = changes.Pools(CONFIG)
+    for before, after, release, old, new in changes.entries(HISTORY, TABLES):
+        body = changes.rows(old, new, pools, release.renamed)
+        assert body, (before, after)
+        unexplained = [r.label for r in body if changes._moved(r.old, r.new) and not changes.reaching(release, r)]
+        assert not unexplained, f"{before} → {after}: moved without a declared change: {unexplained}"
+    h200 = changes.entries(HISTORY, TABLES)[1]
+    body = changes.rows(h200[3], h200[4], pools)
+    reached = [r for r in body if changes.reaching(h200[2], r)]
+    assert reached and len(reached) < len(body)
+    assert all(changes._moved(r.old, r.new) == bool(changes.reaching(h200[2], r)) for r in body)
+
 
 def test_before_after_rows_follow_both_tables(tmp_path):
     history = tmp_path / "history"
-    before = history / changes.ISSUE_32.before
-    shutil.copytree(REPO / "docs/history" / changes.ISSUE_32.before, before)
-    after = tmp_path / "tables"
+    base = history / changes.BASE
+    shutil.copytree(HISTORY / changes.BASE, base)
+    after = history / COMMITS[1]
     after.mkdir()
-    for f in before.glob("*.csv"):
+    for f in base.glob("*.csv"):
         shutil.copy(f, after / f.name)
-    same = changes.render(history, after)
+    tables = tmp_path / "tables"
+    shutil.copytree(after, tables)
+    same = changes.render(history, tables, CONFIG)
+    lines = entry(same, changes.BASE)
     assert "| Table 2 | O3 + O5, NSGA-II vs RS, budget 50 |" in same
     # unchanged tables: every difference is 0.0, never "−0.0"
-    rows = [line.split(" | ") for line in same.splitlines() if line.startswith("| Table") or line.startswith("| CA")]
+    rows = [x.split(" | ") for x in lines if x.startswith(("| Table", "| CA"))]
     assert rows and all(r[4] in ("0.0", "0.000") for r in rows)
+    # a release whose tables are not at hand has no entry; no history at all, no section
+    assert not any(x.startswith(f"### {COMMITS[1]} → ") for x in same.splitlines())
+    assert changes.render(tmp_path / "nowhere", tables, CONFIG) == ""
     # move one value: only its row changes, by the amount moved, with the changes that can move it
     t2 = pd.read_csv(after / "improvement_over_rs.csv")
     hit = (t2.scope == "multi-objective") & (t2.setting == "nsga2") & (t2.budget == 50)
-    old = float(t2.loc[hit, "thesis_mean_pct"].iloc[0])
-    t2.loc[hit, "thesis_mean_pct"] = old - 5
+    t2.loc[hit, "thesis_mean_pct"] -= 5
     t2.to_csv(after / "improvement_over_rs.csv", index=False)
-    moved = changes.render(history, after)
-    line = next(x for x in moved.splitlines() if "O3 + O5, NSGA-II vs RS, budget 50 |" in x)
+    lines = entry(changes.render(history, tables, CONFIG), changes.BASE)
+    line = next(x for x in lines if "O3 + O5, NSGA-II vs RS, budget 50 |" in x)
     assert line.endswith("| −5.0 | 1 (parameter order), 3 (selection runs apart) |")
-    assert sum(1 for x in moved.splitlines() if "| −5.0 |" in x) == 1
-    # the evaluation cost can move Table 5's host-CPU rows, not its GPU (time) rows
-    t5 = [x for x in moved.splitlines() if x.startswith("| Table 5 |")]
-    assert all("2 (evaluation cost)" in x for x in t5 if "O3 + O5" in x)
-    assert not any("2 (evaluation cost)" in x for x in t5 if "| time," in x)
-    assert changes.render(tmp_path / "nowhere", after) == ""
+    assert sum(1 for x in lines if "| −5.0 |" in x) == 1
+
+
+def republished(folder):
+    """The committed tables in `folder` as the next republication brings them (where they are not so already):
+    new columns in the middle, held-out scopes, the constraint-aware GPU row set renamed, columns reordered."""
+    t2 = pd.read_csv(folder / "improvement_over_rs.csv")
+    if "n_spaces" not in t2:
+        t2.insert(3, "n_spaces", (t2["n_pairs"] + 1) // 2)
+    if not t2["scope"].str.endswith("held-out").any():
+        held = t2[t2["scope"] == "multi-objective"].assign(scope="multi-objective held-out")
+        held["thesis_mean_pct"] -= 1.0
+        t2 = pd.concat([held, t2], ignore_index=True)
+    t2.to_csv(folder / "improvement_over_rs.csv", index=False)
+    t4 = pd.read_csv(folder / "speedup_to_rs.csv")
+    if "n" not in t4:
+        t4.insert(1, "n", t4["n_reached"])
+    t4[t4.columns[::-1]].to_csv(folder / "speedup_to_rs.csv", index=False)
+    ca = pd.read_csv(folder / "constraint_aware_gains.csv")
+    ca["group"] = ca["group"].replace({"GPU": changes.GPU_GROUP})
+    ca.insert(2, "gain_resampled", ca["gain"])
+    ca.to_csv(folder / "constraint_aware_gains.csv", index=False)
+
+
+def test_the_last_release_reads_the_republished_tables(tmp_path):
+    """The entry of the release now last renders from tables of the next republication's shape: rows chosen by
+    name (not position), held-out scopes left out, the renamed row set matched; a value that moves without a
+    declared change is shown with "none declared"."""
+    last = COMMITS[-1]
+    tables = tmp_path / "tables"
+    shutil.copytree(TABLES, tables)
+    republished(tables)
+    lines = entry(changes.render(HISTORY, tables, CONFIG), last)
+    body = changes.rows(HISTORY / last, tables, changes.Pools(CONFIG), changes.RELEASES[-1].renamed)
+    old = changes.rows(HISTORY / COMMITS[-2], HISTORY / last, changes.Pools(CONFIG))
+    assert len(body) == len(old)  # every headline row found again, the GPU row set under its new name
+    assert any(changes.GPU_GROUP in r.label for r in body)
+    if not any(changes._moved(r.old, r.new) for r in changes.rows(HISTORY / last, TABLES, changes.Pools(CONFIG),
+                                                                   changes.RELEASES[-1].renamed)):
+        assert lines[-1].startswith("No headline row moved")
+    t4 = pd.read_csv(tables / "speedup_to_rs.csv")
+    t4.loc[(t4.kernel == "gemm") & (t4.setting == "nsga2"), "reached_time_mean_pct"] += 7
+    t4.to_csv(tables / "speedup_to_rs.csv", index=False)
+    lines = entry(changes.render(HISTORY, tables, CONFIG), last)
+    assert row(lines, "Table 4", "gemm, NSGA-II")[4:] == ["7.0", "none declared"]
+
+
+def test_a_table_without_a_needed_column_is_named(tmp_path):
+    tables = tmp_path / "tables"
+    shutil.copytree(TABLES, tables)
+    pd.read_csv(tables / "eval_time.csv").drop(columns="thesis_mean_pct").to_csv(tables / "eval_time.csv",
+                                                                                 index=False)
+    with pytest.raises(ValueError, match=r"eval_time\.csv: field 'thesis_mean_pct'"):
+        changes.render(HISTORY, tables, CONFIG)
