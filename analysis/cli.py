@@ -542,8 +542,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                         "speedup_to_rs_spaces rows are compared")
     s.set_defaults(func=_verify_space)
 
-    s = sub.add_parser("export-space", description="write one space as a Kernel Tuner cache, a T4 file or an "
-                       "experiment folder for the auto-tuning methodology",
+    s = sub.add_parser("export-space", description="export a space: Kernel Tuner cache, T4 file or methodology folder",
                        epilog="One space of a config, parameters in the kernel's order (docs/running.md).")
     s.add_argument("--space", required=True, help="device/kernel, e.g. amd-epyc-vm/lavamd")
     s.add_argument("--format", required=True, choices=["kernel-tuner", "t4", "methodology"],

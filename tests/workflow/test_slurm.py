@@ -40,7 +40,7 @@ pytestmark = pytest.mark.slow
 SCRIPT = REPO / ".ci/slurm-local"
 # the jobs of the tiny DAG but `all` (test_workflow.test_dry_run_tiny_config lists them), which
 # Snakemake runs itself: it has no command
-SLURM_JOBS = 71
+SLURM_JOBS = 86
 CLUSTER_OPTIONS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1",
                    "--slurm-no-account"]
 
