@@ -149,6 +149,37 @@ def _ca_resample(a: argparse.Namespace) -> None:
                               _ca_settings(a), a.resamples, a.out)
 
 
+def _space_triples(a: argparse.Namespace) -> list[tuple[str, str, str]]:
+    """--spaces as (parquet, meta, budget) triples; an ArgumentError unless they come in threes."""
+    if len(a.spaces) % 3:
+        raise ArgumentError("--spaces", f"{len(a.spaces)} paths; give each space's parquet, meta and budget file, "
+                                        "three per space")
+    return [tuple(a.spaces[i:i + 3]) for i in range(0, len(a.spaces), 3)]
+
+
+def _lb_run(a: argparse.Namespace) -> None:
+    from analysis.simulate import leaderboard
+
+    leaderboard.run(_space_triples(a), a.name, a.algorithm, _json(a, "options"), a.repetitions, _ca_settings(a),
+                    a.proposal_cap, a.out)
+
+
+def _lb_score(a: argparse.Namespace) -> None:
+    from analysis.indicators import leaderboard
+
+    leaderboard.score(a.name, a.source, a.runs, _space_triples(a), a.repetitions, _ca_settings(a), a.resamples,
+                      a.scores, a.curves)
+
+
+def _lb_tables(a: argparse.Namespace) -> None:
+    from analysis.tables import leaderboard
+
+    entries = json_argument("--entries", a.entries, lambda v: isinstance(v, dict), "a JSON object {entry: {...}}")
+    leaderboard.tables(a.scores, a.curves, entries, a.out_dir, a.curves_out, a.bootstrap_resamples,
+                       a.bootstrap_seed, a.min_budget_evaluations, _json(a, "seed_001") or {},
+                       cost_file=a.cost_file or None)
+
+
 def _ca_tables(a: argparse.Namespace) -> None:
     from analysis.tables import constraint_aware
 
@@ -252,9 +283,11 @@ COMMAND_STAGES = {
     "import-space": "spaces", "fronts": "spaces", "spaces-table": "spaces", "compile-cost-table": "spaces",
     "export-space": "spaces",
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
+    "lb-run": "simulate", "lb-score": "indicators",
     "hyperparameters": "hyperparams",
     "indicators": "indicators", "summary": "indicators", "ca-score": "indicators", "ca-resample": "indicators",
     "tables": "tables", "compile-sensitivity": "tables", "summary-table": "tables", "ca-tables": "tables",
+    "lb-tables": "tables",
     "readme-results": "tables", "verify-space": "tables",
     "figure-anytime": "figures", "figure-anytime-grid": "figures", "figure-hyperparameters": "figures",
     "figure-summary": "figures", "figure-tradeoff": "figures", "figure-constraint-aware": "figures",
@@ -513,6 +546,43 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--resamples", type=int, required=True, help="bootstrap resamples (0: only the halves)")
     s.add_argument("--out", required=True)
     s.set_defaults(func=_ca_resample)
+
+    s = sub.add_parser("lb-run", description="leaderboard: all runs of one entry on every leaderboard space")
+    s.add_argument("--spaces", nargs="+", required=True, help="per space: its parquet, meta and budget (ca-budget)")
+    s.add_argument("--name", required=True, help="the entry's name")
+    s.add_argument("--algorithm", required=True)
+    s.add_argument("--options", default="{}", help="JSON strategy options (the entry's; defaults filled in)")
+    s.add_argument("--repetitions", type=int, required=True)
+    s.add_argument("--settings", default="{}", help="JSON methodology settings (cutoff_percentile, ...)")
+    s.add_argument("--proposal-cap", type=float, default=10.0)
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=_lb_run)
+
+    s = sub.add_parser("lb-score", description="leaderboard: one entry's score and interval on each space")
+    s.add_argument("--spaces", nargs="+", required=True, help="per space: its parquet, meta and budget (ca-budget)")
+    s.add_argument("--name", required=True, help="the entry's name")
+    s.add_argument("--source", required=True, choices=["runs", "constraint_aware"],
+                   help="runs: one lb-run file; constraint_aware: the ca-run file of each space, in --spaces' order")
+    s.add_argument("--runs", nargs="+", required=True)
+    s.add_argument("--repetitions", type=int, required=True, help="runs per space (the first ones of a ca-run file)")
+    s.add_argument("--settings", default="{}")
+    s.add_argument("--resamples", type=int, required=True, help="bootstrap resamples of the runs per space")
+    s.add_argument("--scores", required=True)
+    s.add_argument("--curves", required=True)
+    s.set_defaults(func=_lb_score)
+
+    s = sub.add_parser("lb-tables", description="leaderboard: its tables over all entries and spaces")
+    s.add_argument("--scores", nargs="+", required=True, help="every entry's lb-score --scores, in --entries' order")
+    s.add_argument("--curves", nargs="+", required=True)
+    s.add_argument("--entries", required=True, help="JSON {entry: {family, display, ...}} (the Snakefile's)")
+    s.add_argument("--out-dir", required=True)
+    s.add_argument("--curves-out", required=True)
+    s.add_argument("--bootstrap-resamples", type=int, default=10000)
+    s.add_argument("--bootstrap-seed", type=int, default=0)
+    s.add_argument("--min-budget-evaluations", type=int, default=20)
+    s.add_argument("--seed-001", default="{}", help="JSON: seed 001's values of its pyATF comparison (config)")
+    s.add_argument("--cost-file", default="", help="benchmarks/bench_leaderboard.py's CSV (entry, cost_per_run)")
+    s.set_defaults(func=_lb_tables)
 
     s = sub.add_parser("ca-tables", description="constraint-aware study: score and gain tables over all spaces")
     s.add_argument("--scores", nargs="+", required=True)

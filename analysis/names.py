@@ -18,6 +18,19 @@ DISPLAY = {
     "pso": "PSO",
     "diff_evo": "DE",
     "firefly_algorithm": "Firefly",
+    "minimize": "Minimize",
+    "basinhopping": "Basin hopping",
+    "dual_annealing": "Dual annealing",
+    "greedy_mls": "Greedy MLS",
+    "ordered_greedy_mls": "Ordered greedy MLS",
+    "greedy_ils": "Greedy ILS",
+    "mls": "MLS",
+    "simulated_annealing": "Simulated annealing",
+    "skopt": "skopt",
+    "bayes_opt": "Bayesian optimisation",
+    "hybrid_vndx": "Hybrid VNDX",
+    "adaptive_tabu_greywolf": "Adaptive tabu grey wolf",
+    "pyatf_strategies": "pyATF",
 }
 
 

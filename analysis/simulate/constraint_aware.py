@@ -60,8 +60,13 @@ def accepted_run(data: Any, algorithm: str, options: Mapping[str, Any], size: in
                              max_proposals=max_proposals)
         if run_accepted(trace, limits):
             return trace, seed, attempt + 1
-    raise RuntimeError(f"{identity}: no run in {ATTEMPTS} attempts had {limits['min_evaluations']} evaluations "
-                       f"(two valid) within the scored time range")
+    log.info("%s: every attempt rejected", identity)
+    raise RejectedRun(f"no run in {ATTEMPTS} attempts had {limits['min_evaluations']} evaluations (two valid) "
+                      "within the scored time range (the methodology's runner rejects it)")
+
+
+class RejectedRun(RuntimeError):
+    """Every attempt of a repetition was rejected by the runner's rule (`run_accepted`)."""
 
 
 def objective_values(space: Space, threshold: Mapping[str, Any] | None) -> tuple[str, np.ndarray]:

@@ -13,6 +13,7 @@ from kernel_tuner.runners.simulation import SimulationRunner
 
 from analysis import fastpath
 from analysis.simulate.kt_space import KernelTunerSpace
+from analysis.simulate.pyatf import pyatf_run
 from analysis.simulate.registry import Algorithm, get_algorithm, resolve_options
 from analysis.simulate.seeding import derive_seed, seed_globals, seeded_latin_hypercube
 from analysis.simulate.setup import build_setup, fresh_searchspace
@@ -145,6 +146,8 @@ def simulate_run(space: KernelTunerSpace, algorithm: str, options: dict, budget:
     with contextlib.ExitStack() as equivalents:
         for context in _equivalents(entry, seed, memo):
             equivalents.enter_context(context)
+        if entry.strategy == "pyatf_strategies" and not entry.user:
+            equivalents.enter_context(pyatf_run())  # pyATF 0.0.13 under Kernel Tuner 1.5.0 (analysis.simulate.pyatf)
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
 
     kt_budget = setup.tuning_options.budget

@@ -15,6 +15,7 @@ its default (bool, int, number for a float, str; anything for another default).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -325,6 +326,55 @@ ALGORITHMS: dict[str, Algorithm] = {
 }
 
 
+def _inferred_rule(default: Any) -> dict[str, Any]:
+    """The rule of a user strategy's option: the type of its default."""
+    if isinstance(default, bool):
+        return _BOOL
+    if isinstance(default, int):
+        return {"kind": "int"}
+    if isinstance(default, float):
+        return {"kind": "number"}
+    if isinstance(default, str):
+        return {"kind": "str"}
+    return {"kind": "any"}
+
+
+# The other single-objective strategies of Kernel Tuner's strategy map, for the leaderboard
+# (docs/leaderboard.md), run with Kernel Tuner's own defaults. Their rules are those of a user strategy's
+# options (the type of the default, `_inferred_rule`), tightened where Kernel Tuner's code names its choices.
+def _other_kt_options(strategy: str) -> dict[str, Option]:
+    """The options table of the strategy `strategy` names in Kernel Tuner's strategy map (its module's name
+    may differ: gen_hybrid_vndx), with the rules above."""
+    from kernel_tuner.interface import strategy_map
+
+    module = strategy_map[strategy]
+    rules = {key: _inferred_rule(default) for key, (_, default) in module._options.items()}
+    if strategy == "pyatf_strategies":
+        rules["searchtechnique"] = _choice(module.supported_searchtechniques)
+    return _table(module._options, rules)
+
+
+OTHER_KT_STRATEGIES = {
+    "minimize": "Kernel Tuner's local optimisation with a scipy.optimize.minimize method, snapped to the grid.",
+    "basinhopping": "Kernel Tuner's basin hopping (scipy.optimize.basinhopping) on the snapped grid.",
+    "dual_annealing": "Kernel Tuner's dual annealing (scipy.optimize.dual_annealing) on the snapped grid.",
+    "greedy_mls": "Kernel Tuner's greedy multi-start local search (random dimension order).",
+    "ordered_greedy_mls": "Kernel Tuner's greedy multi-start local search in the parameters' order.",
+    "greedy_ils": "Kernel Tuner's greedy iterated local search.",
+    "mls": "Kernel Tuner's multi-start local search.",
+    "simulated_annealing": "Kernel Tuner's simulated annealing.",
+    "skopt": "Kernel Tuner's scikit-optimize Bayesian optimisation (random-forest learner by default).",
+    "bayes_opt": "Kernel Tuner's Bayesian optimisation with a Gaussian process.",
+    "hybrid_vndx": "Kernel Tuner's LLM-generated hybrid variable neighbourhood descent (hybrid_vndx).",
+    "adaptive_tabu_greywolf": "Kernel Tuner's LLM-generated adaptive tabu grey wolf optimiser.",
+    "pyatf_strategies": "pyATF's search techniques on Kernel Tuner's cost function (option searchtechnique).",
+}
+ALGORITHMS.update({
+    name: Algorithm(name, name, description, _LazyTable(functools.partial(_other_kt_options, name)), False)
+    for name, description in OTHER_KT_STRATEGIES.items()
+})
+
+
 # Every registered algorithm is shown by its name in analysis.names (the one source of display names).
 ALGORITHMS = {name: replace(a, display=DISPLAY[name]) for name, a in ALGORITHMS.items()}
 
@@ -401,19 +451,6 @@ def _import_strategy(name: str) -> ModuleType:
                          "from the working directory or an installed package, a file path must end in .py") from exc
     except Exception as exc:
         raise ValueError(f"strategy module {name!r} failed to import: {type(exc).__name__}: {exc}") from exc
-
-
-def _inferred_rule(default: Any) -> dict[str, Any]:
-    """The rule of a user strategy's option: the type of its default."""
-    if isinstance(default, bool):
-        return _BOOL
-    if isinstance(default, int):
-        return {"kind": "int"}
-    if isinstance(default, float):
-        return {"kind": "number"}
-    if isinstance(default, str):
-        return {"kind": "str"}
-    return {"kind": "any"}
 
 
 def user_algorithm(name: str, module: ModuleType) -> Algorithm:

@@ -14,6 +14,7 @@ from analysis.tables import registry as study_tables
 from analysis.tables import summary as study_summary
 from analysis.errors import ConfigError
 from analysis.simulate.registry import strategy_source
+from analysis.simulate import leaderboard
 
 try:
     study_config.check_workflow_config(config, workflow.configfiles, workflow.basedir)
@@ -70,6 +71,10 @@ CA_STRATEGIES = {
     for name, spec in CA["strategies"].items()
     for aware in (True, False)
 } | ({"rs": {"algorithm": "rs", "options": {}, "constraint_aware": True}} if CA["random_search"] else {})
+# The leaderboard (docs/leaderboard.md): its entries, on the constraint-aware study's spaces tuned on time.
+LB = config["leaderboard"]
+LB_ENTRIES = leaderboard.entries(LB, CA_STRATEGIES)
+LB_SPACES = [key for key in CA_SPACES if key[1] not in CA["thresholds"]] if LB_ENTRIES else []
 CA_SETTINGS = {
     key: CA[key]
     for key in ("cutoff_percentile", "cutoff_percentile_start", "cutoff_margin", "time_resolution", "confidence_level")
@@ -276,6 +281,8 @@ def get_final_outputs():
     if CA_SPACES:
         outputs += [f"{TABLES}/constraint_aware_{name}.{ext}" for name in ("scores", "gains") for ext in ("csv", "md")]
         outputs.append(f"{TABLES}/constraint_aware_runs.csv")
+    if LB_SPACES:
+        outputs += [f"{TABLES}/{name}.{ext}" for name in LB_TABLES for ext in ("csv", "md")]
     return outputs
 
 
@@ -287,6 +294,32 @@ def ca_threshold(wildcards):
 def ca_group(wildcards):
     """JSON of the configured group of a constraint-aware study space (null: ca-score picks the default)."""
     return json_arg(get_space(wildcards)["group"])
+
+
+# Leaderboard (workflow/rules/simulate.smk, indicators.smk, tables.smk)
+LB_TABLES = ("leaderboard", "leaderboard_spaces", "pyatf_comparison")
+
+
+def lb_space_files():
+    """Every leaderboard space's parquet, meta and budget, space by space (lb-run's and lb-score's --spaces)."""
+    return [
+        f"{RESULTS}/{part}"
+        for d, k in LB_SPACES
+        for part in (
+            f"spaces/{d}/{k}/space.parquet",
+            f"spaces/{d}/{k}/space.json",
+            f"constraint_aware/budgets/{d}/{k}.json",
+        )
+    ]
+
+
+def lb_run_inputs(wildcards):
+    """A leaderboard entry's runs: its own (rule lb_run), or the constraint-aware study's of each space."""
+    entry = LB_ENTRIES[wildcards.entry]
+    if entry["source"] == "runs":
+        return [f"{RESULTS}/leaderboard/runs/{wildcards.entry}.parquet"]
+    name = wildcards.entry.removeprefix("ca_")
+    return [f"{RESULTS}/constraint_aware/runs/{d}/{k}/{name}.parquet" for d, k in LB_SPACES]
 
 
 def ca_run_files(wildcards):

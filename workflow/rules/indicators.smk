@@ -103,3 +103,31 @@ rule ca_resample:
         "{params.cli} ca-resample --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --threshold {params.threshold} --strategy {wildcards.strategy} --runs {input.runs:q}"
         " --settings {params.settings} --resamples {params.resamples} --out {output:q} 2> {log:q}"
+
+
+# The leaderboard: one entry's methodology score on each space, alone, with an interval from resamples of its runs.
+rule lb_score:
+    input:
+        spaces=lb_space_files(),
+        runs=lb_run_inputs,
+    output:
+        scores=f"{RESULTS}/leaderboard/scores/{{entry}}.parquet",
+        curves=f"{RESULTS}/leaderboard/scores/{{entry}}.curves.parquet",
+    log:
+        f"{LOGS}/leaderboard/scores/{{entry}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/leaderboard/{{entry}}.score.tsv"
+    wildcard_constraints:
+        entry=_choices(LB_ENTRIES) or "none",
+    conda:
+        ENV
+    params:
+        cli=CLI,
+        source=lambda wc: LB_ENTRIES[wc.entry]["source"],
+        repetitions=lambda wc: LB_ENTRIES[wc.entry]["repetitions"],
+        settings=json_arg({**CA_SETTINGS, "baseline": CA["baseline"]}),
+        resamples=LB["score_resamples"],
+    shell:
+        "{params.cli} lb-score --spaces {input.spaces:q} --name {wildcards.entry} --source {params.source}"
+        " --runs {input.runs:q} --repetitions {params.repetitions} --settings {params.settings}"
+        " --resamples {params.resamples} --scores {output.scores:q} --curves {output.curves:q} 2> {log:q}"

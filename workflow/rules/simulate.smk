@@ -122,3 +122,32 @@ rule ca_run:
 rule simulations:
     input:
         [f"{RESULTS}/runs/{d}/{k}/{o}/{s}/b{b}.parquet" for cells in GROUP_CELLS.values() for d, k, o, s, b in cells()],
+
+
+# The leaderboard (docs/leaderboard.md): all runs of one entry on every leaderboard space, each limited by the
+# space's budget of the constraint-aware study.
+rule lb_run:
+    input:
+        spaces=lb_space_files(),
+        strategy=lambda wc: list(strategy_inputs(LB_ENTRIES[wc.entry]["algorithm"]).values()),
+    output:
+        f"{RESULTS}/leaderboard/runs/{{entry}}.parquet",
+    log:
+        f"{LOGS}/leaderboard/runs/{{entry}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/leaderboard/{{entry}}.run.tsv"
+    wildcard_constraints:
+        entry=_choices(n for n, e in LB_ENTRIES.items() if e["source"] == "runs") or "none",
+    conda:
+        ENV
+    params:
+        cli=CLI,
+        algorithm=lambda wc: LB_ENTRIES[wc.entry]["algorithm"],
+        options=lambda wc: json_arg(LB_ENTRIES[wc.entry]["options"]),
+        repetitions=lambda wc: LB_ENTRIES[wc.entry]["repetitions"],
+        settings=json_arg(CA_SETTINGS),
+        cap=CA["proposal_cap"],
+    shell:
+        "{params.cli} lb-run --spaces {input.spaces:q} --name {wildcards.entry} --algorithm {params.algorithm:q}"
+        " --options {params.options} --repetitions {params.repetitions} --settings {params.settings}"
+        " --proposal-cap {params.cap} --out {output:q} 2> {log:q}"

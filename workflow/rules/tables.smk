@@ -135,3 +135,34 @@ rule summary_table:
     shell:
         "{params.cli} summary-table --final {input:q} --settings {params.settings} --setting {wildcards.setting}"
         " --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+
+
+# The leaderboard's tables over every entry and space (docs/leaderboard.md).
+rule lb_tables:
+    input:
+        scores=expand(f"{RESULTS}/leaderboard/scores/{{entry}}.parquet", entry=LB_ENTRIES),
+        curves=expand(f"{RESULTS}/leaderboard/scores/{{entry}}.curves.parquet", entry=LB_ENTRIES),
+        cost=[LB["cost_file"]] if LB["cost_file"] else [],
+    output:
+        **{name: f"{TABLES}/{name}.csv" for name in LB_TABLES},
+        pairs=f"{TABLES}/leaderboard_pairs.csv",
+        md=[f"{TABLES}/{name}.md" for name in (*LB_TABLES, "leaderboard_pairs")],
+        curves=f"{RESULTS}/leaderboard/curves.parquet",
+    log:
+        f"{LOGS}/tables/leaderboard.log",
+    conda:
+        ENV
+    params:
+        cli=CLI,
+        out_dir=output_folder,
+        entries=json_arg(LB_ENTRIES),
+        resamples=config["tables"]["bootstrap_resamples"],
+        seed=config["tables"]["bootstrap_seed"],
+        min_budget=CA["min_budget_evaluations"],
+        seed_001=json_arg(LB["seed_001"]),
+        cost=shlex.quote(LB["cost_file"] or ""),
+    shell:
+        "{params.cli} lb-tables --scores {input.scores:q} --curves {input.curves:q} --entries {params.entries}"
+        " --out-dir {params.out_dir:q} --curves-out {output.curves:q} --bootstrap-resamples {params.resamples}"
+        " --bootstrap-seed {params.seed} --min-budget-evaluations {params.min_budget} --seed-001 {params.seed_001}"
+        " --cost-file {params.cost} 2> {log:q}"

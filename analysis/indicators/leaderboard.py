@@ -1,0 +1,114 @@
+"""The leaderboard's scores (docs/leaderboard.md): one entry's methodology score on each of its spaces.
+
+Each entry is scored alone on each space (`score_runs` with only its runs), with the package's bagging
+seeded from the space and the entry, so that an entry's score never depends on which other entries
+the leaderboard has: a new strategy adds rows and changes none. The interval of a score is the
+percentile interval of its score on bootstrap resamples of its runs (`resampled_scores`, the
+constraint-aware study's rule). A space where any run of the entry failed gets no score: the
+reason (the first failure's last line and the count) says why.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.indicators.methodology import BOOTSTRAP, resampled_scores, score_runs
+from analysis.io import write_parquet
+from analysis.simulate import derive_seed
+from analysis.simulate.constraint_aware import objective_values, with_objective
+from analysis.spaces.methodology import ScoreSettings
+from analysis.spaces.space import Space
+
+log = logging.getLogger(__name__)
+
+SCORE_COLUMNS = ["entry", "space", "runs", "failed_runs", "score", "score_ci_low", "score_ci_high",
+                 "score_resamples", "missing_reason", "budget_evaluations", "stopped_early", "stop_reasons",
+                 "mean_distinct_evaluations", "rejected_attempts"]
+
+
+def entry_runs(source: str, run_files: Sequence[str | Path], spaces: Sequence[str], repetitions: int) -> pd.DataFrame:
+    """One entry's runs on all its spaces, with the columns of `analysis.simulate.leaderboard.run`: its own runs
+    file (`source` runs), or the constraint-aware study's runs of the strategy, one file per space in `spaces`'
+    order, cut to the first `repetitions` (`source` constraint_aware)."""
+    if source == "runs":
+        (path,) = run_files
+        return pd.read_parquet(path)
+    frames = []
+    for label, path in zip(spaces, run_files, strict=True):
+        frame = pd.read_parquet(path)
+        frame = frame[frame["repetition"] < repetitions]
+        frames.append(frame.assign(space=label, failed=""))
+    return pd.concat(frames, ignore_index=True)
+
+
+def score(entry: str, source: str, run_files: Sequence[str | Path],
+          spaces: Sequence[tuple[str | Path, str | Path, str | Path]], repetitions: int, settings: ScoreSettings,
+          resamples: int, out_scores: str | Path, out_curves: str | Path) -> None:
+    """Score one entry on each space ((space parquet, space meta, budget file of rule ca_budget) in the order of its
+    runs' spaces); write a row per space (SCORE_COLUMNS) and the score curve over the space's time range."""
+    loaded = [Space.load(parquet, meta) for parquet, meta, _ in spaces]
+    # the budget's own settings carry no baseline (rule ca_budget), so the file is read as it is
+    budgets = [json.loads(Path(budget).read_text()) for _, _, budget in spaces]
+    labels = [f"{s.device}/{s.kernel}" for s in loaded]
+    runs = entry_runs(source, run_files, labels, repetitions)
+    rows, curves = [], []
+    for space, label, limits in zip(loaded, labels, budgets, strict=True):
+        objective, values = objective_values(space, None)
+        space = with_objective(space, objective, values)
+        mine = runs[runs["space"] == label]
+        failed = mine[mine["failed"].fillna("") != ""].drop_duplicates("repetition")
+        ok = mine[mine["failed"].fillna("") == ""].drop(columns=["space", "failed"])
+        row: dict[str, Any] = {"entry": entry, "space": label, "runs": int(ok["repetition"].nunique()),
+                               "failed_runs": len(failed), "score": np.nan, "score_ci_low": np.nan,
+                               "score_ci_high": np.nan, "score_resamples": 0, "missing_reason": "",
+                               "budget_evaluations": limits["fevals_end"]}
+        seed = derive_seed(space=label, objective=objective, strategy=entry, purpose="leaderboard score")
+        if len(failed):
+            row["missing_reason"] = f"{len(failed)} of {repetitions} runs failed: {failed['failed'].iloc[0]}"
+        elif ok.empty:
+            row["missing_reason"] = "no runs"
+        if not ok.empty:
+            per_run = ok.groupby("repetition").agg(stopped=("stopped_early", "first"), reason=("stop_reason", "first"),
+                                                   distinct=("first_visit", "sum"), attempts=("attempts", "first"))
+            row.update(stopped_early=int(per_run["stopped"].sum()),
+                       stop_reasons=";".join(f"{k}:{v}" for k, v in sorted(per_run["reason"].value_counts().items())),
+                       mean_distinct_evaluations=float(per_run["distinct"].mean()),
+                       rejected_attempts=int(per_run["attempts"].sum() - len(per_run)))
+        if not row["missing_reason"]:
+            result, _ = score_runs(space, objective, {entry: ok}, settings, seed)
+            scored = result["strategies"][entry]
+            row["score"] = scored["score"]
+            span = result["time_range_s"]
+            curves.append(pd.DataFrame({"entry": entry, "space": label,
+                                        "time_fraction": np.linspace(0.0, 1.0, len(span)), "time_s": span,
+                                        "score": scored["curve"]}))
+            if resamples:
+                boot = resampled_scores(space, objective, {entry: ok}, settings, {entry: seed + 1}, resamples)
+                values = boot[boot["sample"] == BOOTSTRAP]["score"].to_numpy(dtype=float)
+                low, high = np.percentile(values, [2.5, 97.5])
+                row.update(score_ci_low=float(low), score_ci_high=float(high), score_resamples=len(values))
+        rows.append(row)
+        log.info("%s on %s: score %s %s", entry, label, row["score"], row["missing_reason"])
+    table = pd.DataFrame(rows)
+    for column in SCORE_COLUMNS:
+        if column not in table:
+            table[column] = np.nan
+    write_parquet(table[SCORE_COLUMNS], out_scores)
+    columns = ["entry", "space", "time_fraction", "time_s", "score"]
+    write_parquet(pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=columns), out_curves)
+
+
+def read_scores(paths: Sequence[str | Path], entries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """Every entry's score rows, in `entries`' order."""
+    frames = [pd.read_parquet(path) for path in paths]
+    table = pd.concat(frames, ignore_index=True)
+    order = {name: i for i, name in enumerate(entries)}
+    return table.sort_values(["entry", "space"], key=lambda c: c.map(order) if c.name == "entry" else c,
+                             kind="stable").reset_index(drop=True)

@@ -1,0 +1,237 @@
+"""The leaderboard's tables (docs/leaderboard.md): every entry's methodology score over the spaces tuned on time.
+
+- `tables/leaderboard.csv`: one row per entry: the mean of its per-space scores with a 95 % interval by a
+  bootstrap over spaces, its mean rank, the spaces where it is best, its runs, failures and cost.
+- `tables/leaderboard_spaces.csv`: entry x space: the score with the interval from resampling its runs
+  (`analysis.indicators.leaderboard`), the rank among the entries scored there, and why a score is missing.
+- `tables/pyatf_comparison.csv`: seed 001 §VI-D again: pyATF's techniques against Kernel Tuner's
+  constraint-aware strategies with seed 001's hyperparameters, beside seed 001's values (config).
+- `tables/leaderboard_pairs.csv`: the critical-difference test: Friedman's test over the spaces where every
+  entry has a score, then every pair of entries by Wilcoxon's signed-rank test over those spaces, with
+  Holm's correction (Benavoli, Corani and Mangili 2016 advise pairwise tests over a mean-rank post-hoc test).
+
+A space whose methodology budget is fewer evaluations than `min_budget_evaluations` is in
+leaderboard_spaces (flagged) and in no aggregate, as in the constraint-aware study.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from scipy import stats
+
+from analysis.indicators.leaderboard import read_scores
+from analysis.io import write_csv, write_parquet, write_text
+from analysis.markdown import to_markdown
+from analysis.statistics import Bootstrap, holm
+from analysis.tables.constraint_aware import exclusion
+
+# The entries of each side of seed 001 §VI-D's comparison (Fig. 6): pyATF's techniques against the four
+# constraint-aware strategies with seed 001's hyperparameters (the constraint-aware study's aware runs).
+PYATF_FAMILY = "pyATF"
+CA_SIDE = ("ca_ga_aware", "ca_pso_aware", "ca_de_aware", "ca_firefly_aware")
+DE_PAIR = ("ca_de_aware", "pyatf_differential_evolution")
+
+
+def space_table(scores: pd.DataFrame, entries: Mapping[str, Mapping[str, Any]], min_budget: int) -> pd.DataFrame:
+    """leaderboard_spaces: the score rows with the entry's names, the space's exclusion and the rank per space."""
+    table = scores.copy()
+    table.insert(1, "display", table["entry"].map(lambda e: entries[e]["display"]))
+    table.insert(2, "family", table["entry"].map(lambda e: entries[e]["family"]))
+    table["excluded"] = table["budget_evaluations"].map(lambda b: exclusion(b, min_budget))
+    # rank 1 is the highest score among the entries scored on the space (ties share the mean rank)
+    table["rank"] = table.groupby("space")["score"].rank(ascending=False, method="average")
+    columns = ["entry", "display", "family", "space", "runs", "failed_runs", "score", "score_ci_low",
+               "score_ci_high", "score_resamples", "rank", "budget_evaluations", "excluded", "missing_reason",
+               "stopped_early", "stop_reasons", "mean_distinct_evaluations", "rejected_attempts"]
+    return table[columns]
+
+
+def _counted(spaces: pd.DataFrame) -> pd.DataFrame:
+    """The rows of spaces in the aggregates (not excluded)."""
+    return spaces[spaces["excluded"].fillna("") == ""]
+
+
+def leaderboard(spaces: pd.DataFrame, entries: Mapping[str, Mapping[str, Any]], boot: Bootstrap,
+                costs: Mapping[str, float]) -> pd.DataFrame:
+    """One row per entry, best mean score first."""
+    counted = _counted(spaces)
+    all_spaces = counted["space"].nunique()
+    best = counted.loc[counted.groupby("space")["score"].transform("max") == counted["score"]]
+    rows = []
+    for name, entry in entries.items():
+        mine = counted[counted["entry"] == name]
+        scored = mine.dropna(subset=["score"])
+        values = scored["score"].to_numpy(dtype=float)
+        low, high = boot.ci(values)
+        notes = []
+        if entry["fewer_runs"]:
+            notes.append(f"{entry['repetitions']} runs per space (costly; leaderboard.fewer_runs)")
+        if len(scored) < all_spaces:
+            reasons = sorted(set(mine.loc[mine["score"].isna(), "missing_reason"]))
+            notes.append(f"no score on {all_spaces - len(scored)} of {all_spaces} spaces: " + "; ".join(reasons))
+        rows.append({
+            "entry": name, "display": entry["display"], "family": entry["family"], "kt_name": entry["kt_name"],
+            "options": json.dumps(entry["options"], sort_keys=True) if entry["options"] else "Kernel Tuner's defaults",
+            "runs_per_space": entry["repetitions"], "n_spaces": len(scored),
+            "failed_runs": int(mine["failed_runs"].sum()),
+            "mean_score": float(values.mean()) if len(values) else math.nan, "ci_low": low, "ci_high": high,
+            "mean_rank": float(scored["rank"].mean()) if len(scored) else math.nan,
+            "spaces_best": int((best["entry"] == name).sum()),
+            "cost_per_run": costs.get(name, math.nan), "note": "; ".join(notes),
+        })
+    table = pd.DataFrame(rows)
+    return table.sort_values(["mean_score", "entry"], ascending=[False, True], na_position="last",
+                             kind="stable").reset_index(drop=True)
+
+
+def pairwise(spaces: pd.DataFrame, entries: Sequence[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Friedman's test over the complete blocks (spaces where every entry in `entries` has a score), then Wilcoxon's
+    signed-rank test of every pair over them with Holm's correction. Returns the pairs and the Friedman summary."""
+    counted = _counted(spaces)
+    wide = counted.pivot(index="space", columns="entry", values="score")[list(entries)]
+    complete = wide.dropna()
+    summary = {"entries": len(entries), "complete_spaces": len(complete), "friedman_statistic": math.nan,
+               "friedman_p": math.nan}
+    if len(complete) >= 2 and len(entries) >= 3:
+        result = stats.friedmanchisquare(*[complete[e].to_numpy() for e in entries])
+        summary.update(friedman_statistic=float(result.statistic), friedman_p=float(result.pvalue))
+    ranks = complete.rank(axis=1, ascending=False).mean()
+    rows = []
+    for i, a in enumerate(entries):
+        for b in entries[i + 1:]:
+            difference = complete[a] - complete[b]
+            p = math.nan
+            if len(complete) >= 2 and (difference != 0).any():
+                p = float(stats.wilcoxon(complete[a], complete[b]).pvalue)
+            rows.append({"entry_a": a, "entry_b": b, "mean_rank_a": float(ranks.get(a, math.nan)),
+                         "mean_rank_b": float(ranks.get(b, math.nan)), "median_difference": float(difference.median())
+                         if len(complete) else math.nan, "p": p})
+    pairs = pd.DataFrame(rows, columns=["entry_a", "entry_b", "mean_rank_a", "mean_rank_b", "median_difference", "p"])
+    tested = pairs["p"].notna()
+    pairs["p_holm"] = math.nan
+    if tested.any():
+        pairs.loc[tested, "p_holm"] = holm(pairs.loc[tested, "p"].to_list())
+    pairs["significant"] = pairs["p_holm"] < 0.05
+    pairs["complete_spaces"] = len(complete)
+    pairs["friedman_p"] = summary["friedman_p"]
+    return pairs, summary
+
+
+def pyatf_comparison(spaces: pd.DataFrame, entries: Mapping[str, Mapping[str, Any]], boot: Bootstrap,
+                     seed_001: Mapping[str, Any]) -> pd.DataFrame:
+    """Seed 001 §VI-D: the mean score of each side over the spaces where all of its entries have a score, with a
+    bootstrap interval over spaces and seed 001's value beside it; then DE against DE per space."""
+    counted = _counted(spaces)
+    pyatf = [n for n, e in entries.items() if e["family"] == PYATF_FAMILY]
+    sides = {"pyATF (6 techniques)": (pyatf, seed_001.get("pyatf_mean")),
+             "Kernel Tuner constraint-aware (seed 001 hyperparameters)": (
+                 [n for n in CA_SIDE if n in entries], seed_001.get("constraint_aware_mean"))}
+    wide = counted.pivot(index="space", columns="entry", values="score")
+    rows = []
+    members = [n for names, _ in sides.values() for n in names]
+    if not members or not set(members) <= set(wide.columns):
+        return pd.DataFrame(rows)
+    both = wide[members].dropna()
+    for side, (names, theirs) in sides.items():
+        per_space = both[names].mean(axis=1).to_numpy(dtype=float)
+        low, high = boot.ci(per_space)
+        rows.append({"row": "mean score", "side": side, "entries": ", ".join(entries[n]["display"] for n in names),
+                     "space": "all", "n_spaces": len(both), "score": float(per_space.mean()) if len(both) else math.nan,
+                     "ci_low": low, "ci_high": high, "seed_001": theirs,
+                     "seed_001_spaces": seed_001.get("spaces")})
+    if len(both) >= 2:
+        a = both[sides["Kernel Tuner constraint-aware (seed 001 hyperparameters)"][0]].mean(axis=1)
+        b = both[pyatf].mean(axis=1)
+        low, high = boot.ci((a - b).to_numpy(dtype=float))
+        p = float(stats.wilcoxon(a, b).pvalue) if (a != b).any() else math.nan
+        rows.append({"row": "difference (constraint-aware - pyATF)", "side": "paired by space", "entries": "",
+                     "space": "all", "n_spaces": len(both), "score": float((a - b).mean()), "ci_low": low,
+                     "ci_high": high, "wilcoxon_p": p})
+    if set(DE_PAIR) <= set(wide.columns):
+        ours, theirs = DE_PAIR
+        for space, row in wide[list(DE_PAIR)].iterrows():
+            rows.append({"row": "DE against DE", "side": f"{entries[ours]['display']} - {entries[theirs]['display']}",
+                         "entries": "", "space": space, "n_spaces": 1, "score": row[ours] - row[theirs],
+                         "score_kt": row[ours], "score_pyatf": row[theirs]})
+    return pd.DataFrame(rows)
+
+
+def aggregate_curves(curves: pd.DataFrame, spaces: pd.DataFrame) -> pd.DataFrame:
+    """Each entry's mean score curve over the counted spaces where it has a score (seed 001 Fig. 6's curve), on the
+    common grid of time fractions."""
+    counted = _counted(spaces).dropna(subset=["score"])[["entry", "space"]]
+    kept = curves.merge(counted, on=["entry", "space"])
+    out = kept.groupby(["entry", "time_fraction"], sort=False).agg(score=("score", "mean"),
+                                                                   n_spaces=("space", "nunique")).reset_index()
+    return out
+
+
+LEADERBOARD_DOCS = {
+    "entry": "The entry's name (results/leaderboard/); a `ca_` entry is the constraint-aware study's strategy.",
+    "mean_score": "Mean over spaces of the methodology's performance score (0: the calculated random-search "
+                  "baseline; 1: the optimum all along).",
+    "ci_low": "95 % percentile interval of the mean by a bootstrap over spaces (tables.bootstrap_resamples).",
+    "mean_rank": "Mean over its spaces of its rank among the entries scored there (1: best).",
+    "spaces_best": "Spaces where its score is the highest.",
+    "cost_per_run": "Wall seconds per run over one calibration run (benchmarks/bench_leaderboard.py; empty: not "
+                    "measured).",
+    "n_spaces": "Spaces with a score (excluded spaces and spaces with a failed run are not counted).",
+}
+SPACES_DOCS = {
+    "score_ci_low": "95 % percentile interval of the score over bootstrap resamples of the runs "
+                    "(leaderboard.score_resamples).",
+    "rank": "Rank among the entries scored on the space (1: highest score).",
+    "excluded": "Why the space counts in no aggregate (budget under constraint_aware.min_budget_evaluations).",
+    "missing_reason": "Why there is no score: the number of failed runs and the first failure's last line.",
+}
+PYATF_DOCS = {
+    "score": "Mean score over the spaces where every entry of both sides has a score; for DE against DE, the "
+             "difference of the two scores on the space.",
+    "seed_001": "Seed 001's value over its spaces (§VI-D, Fig. 6), from the config (leaderboard.seed_001).",
+    "ci_low": "95 % percentile interval by a bootstrap over spaces.",
+}
+PAIRS_DOCS = {
+    "p": "Wilcoxon's signed-rank test over the complete spaces (every entry scored).",
+    "p_holm": "p with Holm's correction over all pairs.",
+    "friedman_p": "Friedman's test of all entries over the complete spaces.",
+}
+
+
+def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
+           entries: Mapping[str, Mapping[str, Any]], out_dir: str | Path, curves_out: str | Path,
+           bootstrap_resamples: int, bootstrap_seed: int, min_budget: int, seed_001: Mapping[str, Any],
+           cost_file: str | Path | None = None) -> None:
+    """Write the leaderboard's tables (CSV and Markdown) to `out_dir` and the aggregate curves to `curves_out`."""
+    out_dir = Path(out_dir)
+    boot = Bootstrap(bootstrap_resamples, bootstrap_seed)
+    costs: dict[str, float] = {}
+    if cost_file:
+        frame = pd.read_csv(cost_file)
+        costs = dict(zip(frame["entry"], frame["cost_per_run"], strict=True))
+    spaces = space_table(read_scores(score_files, entries), entries, min_budget)
+    board = leaderboard(spaces, entries, boot, costs)
+    counted_entries = [e for e in board["entry"] if board.set_index("entry").loc[e, "n_spaces"] > 0]
+    pairs, friedman = pairwise(spaces, counted_entries)
+    comparison = pyatf_comparison(spaces, entries, boot, seed_001)
+    curves = pd.concat([pd.read_parquet(p) for p in curve_files], ignore_index=True)
+    write_csv(board, out_dir / "leaderboard.csv")
+    title = (f"Leaderboard: methodology score over {spaces.loc[spaces['excluded'].fillna('') == '', 'space'].nunique()}"
+             f" spaces tuned on time (Friedman over {friedman['complete_spaces']} complete spaces: "
+             f"p = {friedman['friedman_p']:.3g})")
+    write_text(to_markdown(board, title, LEADERBOARD_DOCS), out_dir / "leaderboard.md")
+    write_csv(spaces, out_dir / "leaderboard_spaces.csv")
+    write_text(to_markdown(spaces, "Leaderboard: score per entry and space", SPACES_DOCS),
+               out_dir / "leaderboard_spaces.md")
+    write_csv(comparison, out_dir / "pyatf_comparison.csv")
+    write_text(to_markdown(comparison, "Seed 001 §VI-D again: pyATF's techniques against the constraint-aware "
+                                       "strategies", PYATF_DOCS), out_dir / "pyatf_comparison.md")
+    write_csv(pairs, out_dir / "leaderboard_pairs.csv")
+    write_text(to_markdown(pairs, "Leaderboard: pairwise tests behind the critical-difference diagram", PAIRS_DOCS),
+               out_dir / "leaderboard_pairs.md")
+    write_parquet(aggregate_curves(curves, spaces), curves_out)
