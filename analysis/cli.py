@@ -161,7 +161,7 @@ def _lb_run(a: argparse.Namespace) -> None:
     from analysis.simulate import leaderboard
 
     leaderboard.run(_space_triples(a), a.name, a.algorithm, _json(a, "options"), a.repetitions, _ca_settings(a),
-                    a.proposal_cap, a.out)
+                    a.proposal_cap, a.out, max_budget_evaluations=a.max_budget_evaluations)
 
 
 def _lb_score(a: argparse.Namespace) -> None:
@@ -555,6 +555,8 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--repetitions", type=int, required=True)
     s.add_argument("--settings", default="{}", help="JSON methodology settings (cutoff_percentile, ...)")
     s.add_argument("--proposal-cap", type=float, default=10.0)
+    s.add_argument("--max-budget-evaluations", type=int, default=None,
+                   help="run only on spaces whose budget is at most this many evaluations (leaderboard.fewer_spaces)")
     s.add_argument("--out", required=True)
     s.set_defaults(func=_lb_run)
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.indicators.methodology import BOOTSTRAP, resampled_scores, score_runs
+from analysis.indicators.methodology import score_with_resamples
 from analysis.io import write_parquet
 from analysis.simulate import derive_seed
 from analysis.simulate.constraint_aware import objective_values, with_objective
@@ -63,14 +63,21 @@ def score(entry: str, source: str, run_files: Sequence[str | Path],
         objective, values = objective_values(space, None)
         space = with_objective(space, objective, values)
         mine = runs[runs["space"] == label]
+        skipped = mine["skipped"].fillna("") if "skipped" in mine else pd.Series("", index=mine.index)
         failed = mine[mine["failed"].fillna("") != ""].drop_duplicates("repetition")
-        ok = mine[mine["failed"].fillna("") == ""].drop(columns=["space", "failed"])
+        ok = mine[(mine["failed"].fillna("") == "") & (skipped == "")].drop(
+            columns=[c for c in ("space", "failed", "skipped") if c in mine])
         row: dict[str, Any] = {"entry": entry, "space": label, "runs": int(ok["repetition"].nunique()),
                                "failed_runs": len(failed), "score": np.nan, "score_ci_low": np.nan,
                                "score_ci_high": np.nan, "score_resamples": 0, "missing_reason": "",
                                "budget_evaluations": limits["fevals_end"]}
-        seed = derive_seed(space=label, objective=objective, strategy=entry, purpose="leaderboard score")
-        if len(failed):
+        # the package's bagging is seeded by the space alone, so that the same runs get the same score whatever the
+        # entry is called (random_sample's runs are the constraint-aware study's rs runs); the resamples by the entry
+        seed = derive_seed(space=label, objective=objective, purpose="leaderboard score")
+        resample_seed = derive_seed(space=label, objective=objective, strategy=entry, purpose="leaderboard resamples")
+        if (skipped != "").any():
+            row["missing_reason"] = skipped[skipped != ""].iloc[0]
+        elif len(failed):
             row["missing_reason"] = f"{len(failed)} of {repetitions} runs failed: {failed['failed'].iloc[0]}"
         elif ok.empty:
             row["missing_reason"] = "no runs"
@@ -82,18 +89,16 @@ def score(entry: str, source: str, run_files: Sequence[str | Path],
                        mean_distinct_evaluations=float(per_run["distinct"].mean()),
                        rejected_attempts=int(per_run["attempts"].sum() - len(per_run)))
         if not row["missing_reason"]:
-            result, _ = score_runs(space, objective, {entry: ok}, settings, seed)
+            result, boot = score_with_resamples(space, objective, entry, ok, settings, seed, resample_seed, resamples)
             scored = result["strategies"][entry]
             row["score"] = scored["score"]
             span = result["time_range_s"]
             curves.append(pd.DataFrame({"entry": entry, "space": label,
                                         "time_fraction": np.linspace(0.0, 1.0, len(span)), "time_s": span,
                                         "score": scored["curve"]}))
-            if resamples:
-                boot = resampled_scores(space, objective, {entry: ok}, settings, {entry: seed + 1}, resamples)
-                values = boot[boot["sample"] == BOOTSTRAP]["score"].to_numpy(dtype=float)
-                low, high = np.percentile(values, [2.5, 97.5])
-                row.update(score_ci_low=float(low), score_ci_high=float(high), score_resamples=len(values))
+            if len(boot):
+                low, high = np.percentile(boot, [2.5, 97.5])
+                row.update(score_ci_low=float(low), score_ci_high=float(high), score_resamples=len(boot))
         rows.append(row)
         log.info("%s on %s: score %s %s", entry, label, row["score"], row["missing_reason"])
     table = pd.DataFrame(rows)

@@ -352,7 +352,8 @@ BOOTSTRAP, HALF = "bootstrap", "half"
 
 
 def resampled_scores(space: Space, objective: str, runs: Mapping[str, pd.DataFrame], settings: ScoreSettings,
-                     seeds: Mapping[str, int], resamples: int) -> pd.DataFrame:
+                     seeds: Mapping[str, int], resamples: int, prepared: tuple[Any, SpaceIndex, Any] | None = None
+                     ) -> pd.DataFrame:
     """Each strategy's score on resamples of its runs, and on each half of them, by the package's scoring.
 
     The independent unit is a run: a bootstrap resample draws as many runs as the strategy has, with
@@ -364,21 +365,28 @@ def resampled_scores(space: Space, objective: str, runs: Mapping[str, pd.DataFra
     repetition order (n // 2 runs each): the score on fewer runs, the same rule.
 
     Rows: strategy, sample (`BOOTSTRAP` or `HALF`), resample (0.. within the sample), runs (runs scored,
-    distinct or not) and score.
+    distinct or not) and score. `prepared` (the space's statistics, its index and, for a single strategy, its
+    `repetition_arrays` or None) skips computing them again (`score_with_resamples`).
     """
     from analysis import fastpath
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="tsb-resample-") as tmp:
-        t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json")
-        stats = space_statistics(t4, space.kernel, space.device, objective)
-        index = SpaceIndex.of(space, objective)
+        if prepared is None:
+            t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json")
+            stats = space_statistics(t4, space.kernel, space.device, objective)
+            index = SpaceIndex.of(space, objective)
+        else:
+            stats, index, _ = prepared
         names = list(space.parameters)
         for name, frame in runs.items():
             rng = np.random.default_rng(seeds[name])
             groups = dict(list(frame.groupby("repetition", sort=True)))
             labels = list(groups)
-            reps = repetition_arrays(frame, index, names) if fastpath.enabled("scoring") else None
+            if prepared is not None and len(runs) == 1:
+                reps = prepared[2]
+            else:
+                reps = repetition_arrays(frame, index, names) if fastpath.enabled("scoring") else None
             n = len(labels)
             draws = [(BOOTSTRAP, b, rng.integers(0, n, size=n)) for b in range(resamples)]
             draws += [(HALF, h, np.arange(h * (n // 2), (h + 1) * (n // 2))) for h in range(2) if n // 2]
@@ -396,3 +404,29 @@ def resampled_scores(space: Space, objective: str, runs: Mapping[str, pd.DataFra
                 rows.append({"strategy": name, "sample": sample, "resample": number, "runs": len(picked),
                              "score": scored["strategies"][name]["score"]})
     return pd.DataFrame(rows, columns=["strategy", "sample", "resample", "runs", "score"])
+
+
+def score_with_resamples(space: Space, objective: str, name: str, runs: pd.DataFrame, settings: ScoreSettings,
+                         seed: int, resample_seed: int, resamples: int) -> tuple[dict[str, Any], np.ndarray]:
+    """One strategy's `score_runs` result on its runs, and its scores on `resamples` bootstrap resamples of them
+    (`resampled_scores`' bootstrap rows, drawn from `resample_seed`), sharing the space's statistics and the
+    runs' result arrays between them: the leaderboard's per-space score and interval in one pass."""
+    from analysis import fastpath
+
+    with tempfile.TemporaryDirectory(prefix="tsb-score-") as tmp:
+        t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json")
+        stats = space_statistics(t4, space.kernel, space.device, objective)
+        index = SpaceIndex.of(space, objective)
+        reps = repetition_arrays(runs, index, list(space.parameters)) if fastpath.enabled("scoring") else None
+        arrays = stack_repetitions(reps) if reps is not None else None
+        if arrays is None:
+            curve = strategy_curve(name, runs, space, objective, tmp, index)
+        else:
+            curve = arrays_curve(name, arrays, space, objective, tmp)
+        result = score_space(stats, {name: curve}, settings, seed)
+        boot = np.array([])
+        if resamples:
+            frame = resampled_scores(space, objective, {name: runs}, settings, {name: resample_seed}, resamples,
+                                     prepared=(stats, index, reps))
+            boot = frame.loc[frame["sample"] == BOOTSTRAP, "score"].to_numpy(dtype=float)
+        return result, boot

@@ -43,6 +43,7 @@ LEFT_OUT = ("brute_force", "nsga2", "nsga3")
 # Kernel Tuner's random_sample is the registered algorithm `rs`.
 SUITE_NAME = {"random_sample": "rs"}
 PYATF_STRATEGY = "pyatf_strategies"
+MIN_RUNS = 10  # the fewest runs per space of an entry too costly for leaderboard.repetitions (issue 45)
 
 
 def kernel_tuner_strategies() -> list[str]:
@@ -70,13 +71,14 @@ def entries(leaderboard: Mapping[str, Any], ca_strategies: Mapping[str, Mapping[
     """
     repetitions = int(leaderboard.get("repetitions", 25))
     fewer = dict(leaderboard.get("fewer_runs") or {})
+    largest = dict(leaderboard.get("fewer_spaces") or {})
     out: dict[str, dict] = {}
 
     def add(name: str, family: str, display: str, algorithm: str, options: Mapping[str, Any], kt_name: str,
             source: str = "runs", runs: int | None = None) -> None:
         out[name] = {"family": family, "display": display, "algorithm": algorithm, "options": dict(options),
                      "kt_name": kt_name, "repetitions": int(runs or fewer.get(name, repetitions)), "source": source,
-                     "fewer_runs": name in fewer}
+                     "fewer_runs": name in fewer, "max_budget_evaluations": largest.get(name)}
 
     if leaderboard.get("kernel_tuner", True):
         for name in kernel_tuner_strategies():
@@ -88,17 +90,26 @@ def entries(leaderboard: Mapping[str, Any], ca_strategies: Mapping[str, Mapping[
                 {"searchtechnique": technique}, PYATF_STRATEGY)
     if leaderboard.get("constraint_aware", True):
         for name, spec in ca_strategies.items():
-            aware = "" if spec["algorithm"] == "rs" else (" (aware)" if spec["constraint_aware"] else " (unaware)")
+            if spec["algorithm"] == "rs" and "random_sample" in out:
+                continue  # its runs are random_sample's (the same identity, so the same seeds)
+            aware = " (aware)" if spec["constraint_aware"] else " (unaware)"
             add(f"ca_{name}", CONSTRAINT_AWARE, f"{display_name(spec['algorithm'])} tuned{aware}", spec["algorithm"],
-                {**spec["options"], **({} if spec["algorithm"] == "rs" else
-                                       {"constraint_aware": bool(spec["constraint_aware"])})},
-                spec["algorithm"], source="constraint_aware")
+                {**spec["options"], "constraint_aware": bool(spec["constraint_aware"])}, spec["algorithm"],
+                source="constraint_aware")
     for name, spec in (leaderboard.get("strategies") or {}).items():
         if name in out:
             raise ValueError(f"leaderboard.strategies.{name}: the name is taken by an entry the leaderboard makes "
                              "itself; choose another")
         add(name, USER, display_name(spec["algorithm"]), spec["algorithm"], spec.get("options") or {},
             spec["algorithm"])
+    for field, table in (("fewer_runs", fewer), ("fewer_spaces", largest)):
+        unknown = sorted(set(table) - set(out))
+        if unknown:
+            raise ValueError(f"leaderboard.{field}: {unknown} name no entry; entries: {', '.join(out)}")
+    for name, runs in fewer.items():
+        if not min(MIN_RUNS, repetitions) <= runs <= repetitions:
+            raise ValueError(f"leaderboard.fewer_runs.{name}: {runs} runs; an entry runs at least {MIN_RUNS} (or "
+                             f"leaderboard.repetitions, {repetitions}, if fewer) and at most {repetitions}")
     return out
 
 
@@ -109,13 +120,14 @@ def last_line(exc: BaseException) -> str:
 
 def run(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], name: str, algorithm: str,
         options: Mapping[str, Any], repetitions: int, settings: ScoreSettings, proposal_cap: float,
-        out: str | Path) -> None:
+        out: str | Path, max_budget_evaluations: int | None = None) -> None:
     """All runs of one entry on each space, given as (space parquet, space meta, budget file).
 
     Each space is tuned on time (no threshold), each run limited and accepted as in the
     constraint-aware study (`accepted_run`), seeded from its identity. The runs file has one row per
     evaluation (a `space` column first) and, for each failed run, one row with `failed` set to the
-    exception's last line and no evaluation.
+    exception's last line and no evaluation. A space whose budget is more than `max_budget_evaluations`
+    evaluations gets one row with `skipped` set to why (leaderboard.fewer_spaces).
     """
     options = resolve_options(algorithm, options)
     frames = []
@@ -125,9 +137,15 @@ def run(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], name: str, 
         objective, values = objective_values(space, None)
         space = with_objective(space, objective, values)
         limits = read_budget(budget, objective, None, settings)
+        label = f"{space.device}/{space.kernel}"
+        if max_budget_evaluations is not None and limits["fevals_end"] > max_budget_evaluations:
+            reason = (f"not run: budget {limits['fevals_end']} evaluations, over its {max_budget_evaluations} "
+                      "(leaderboard.fewer_spaces)")
+            frames.append(pd.DataFrame({"space": [label], "repetition": [-1], "failed": [""], "skipped": [reason]}))
+            log.info("%s on %s: %s", name, label, reason)
+            continue
         data = space_data(space, [objective])
         size, cap = len(space.table), max_proposals(space, proposal_cap)
-        label = f"{space.device}/{space.kernel}"
         for rep in range(repetitions):
             identity = dict(space=label, objective=objective, threshold=None, algorithm=algorithm, options=options,
                             time_limit_ms=limits["time_limit_ms"], repetition=rep)
@@ -136,11 +154,13 @@ def run(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], name: str, 
             except Exception as exc:  # recorded, not raised: the leaderboard goes on (docs/leaderboard.md)
                 reason = last_line(exc)
                 log.warning("%s on %s, run %d failed: %s", name, label, rep, reason)
-                frames.append(pd.DataFrame({"space": [label], "repetition": [rep], "failed": [reason]}))
+                frames.append(pd.DataFrame({"space": [label], "repetition": [rep], "failed": [reason],
+                                            "skipped": [""]}))
                 continue
             n = len(trace)
             frames.append(pd.DataFrame({
-                "space": [label] * n, "repetition": [rep] * n, "failed": [""] * n, "seed": [seed] * n,
+                "space": [label] * n, "repetition": [rep] * n, "failed": [""] * n, "skipped": [""] * n,
+                "seed": [seed] * n,
                 **trace.columns(), "attempts": [attempts] * n, "stop_reason": [trace.meta["stop_reason"]] * n,
                 "stopped_early": [trace.stopped_early] * n,
             }))

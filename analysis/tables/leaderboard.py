@@ -72,6 +72,9 @@ def leaderboard(spaces: pd.DataFrame, entries: Mapping[str, Mapping[str, Any]], 
         notes = []
         if entry["fewer_runs"]:
             notes.append(f"{entry['repetitions']} runs per space (costly; leaderboard.fewer_runs)")
+        if entry.get("max_budget_evaluations") is not None:
+            notes.append(f"run only on spaces with budgets up to {entry['max_budget_evaluations']} evaluations "
+                         "(costly; leaderboard.fewer_spaces)")
         if len(scored) < all_spaces:
             reasons = sorted(set(mine.loc[mine["score"].isna(), "missing_reason"]))
             notes.append(f"no score on {all_spaces - len(scored)} of {all_spaces} spaces: " + "; ".join(reasons))

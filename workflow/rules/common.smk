@@ -73,7 +73,10 @@ CA_STRATEGIES = {
 } | ({"rs": {"algorithm": "rs", "options": {}, "constraint_aware": True}} if CA["random_search"] else {})
 # The leaderboard (docs/leaderboard.md): its entries, on the constraint-aware study's spaces tuned on time.
 LB = config["leaderboard"]
-LB_ENTRIES = leaderboard.entries(LB, CA_STRATEGIES)
+try:
+    LB_ENTRIES = leaderboard.entries(LB, CA_STRATEGIES)
+except ValueError as exc:
+    raise WorkflowError(f"{workflow.configfiles[-1]}: {exc}") from None
 LB_SPACES = [key for key in CA_SPACES if key[1] not in CA["thresholds"]] if LB_ENTRIES else []
 CA_SETTINGS = {
     key: CA[key]

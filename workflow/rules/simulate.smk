@@ -147,7 +147,12 @@ rule lb_run:
         repetitions=lambda wc: LB_ENTRIES[wc.entry]["repetitions"],
         settings=json_arg(CA_SETTINGS),
         cap=CA["proposal_cap"],
+        largest=lambda wc: (
+            f"--max-budget-evaluations {LB_ENTRIES[wc.entry]['max_budget_evaluations']}"
+            if LB_ENTRIES[wc.entry]["max_budget_evaluations"] is not None
+            else ""
+        ),
     shell:
         "{params.cli} lb-run --spaces {input.spaces:q} --name {wildcards.entry} --algorithm {params.algorithm:q}"
         " --options {params.options} --repetitions {params.repetitions} --settings {params.settings}"
-        " --proposal-cap {params.cap} --out {output:q} 2> {log:q}"
+        " --proposal-cap {params.cap} {params.largest} --out {output:q} 2> {log:q}"
