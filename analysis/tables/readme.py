@@ -45,6 +45,8 @@ class Tables:
         # space name (device/kernel) -> its source file, which says where it was measured
         self.sources: dict[str, str] = {f"{s['device']}/{s['kernel']}": str(s.get("source", ""))
                                         for s in cfg.get("spaces") or []}
+        # seed 001's comparison with pyATF (its spaces, its values), the leaderboard's reference
+        self.seed_001: dict = dict((cfg.get("leaderboard") or {}).get("seed_001") or {})
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self._cache:
@@ -809,9 +811,129 @@ def doc_spaces(t: Tables) -> str:
     ])
 
 
+def has(t: Tables, name_: str) -> bool:
+    """Whether the folder has table `name_` (the leaderboard's are absent where its study did not run)."""
+    return (t.folder / f"{name_}.csv").is_file()
+
+
+def leaderboard_rows(t: Tables, top: int | None = None) -> str:
+    board = t["leaderboard"]
+    rows = [[str(i + 1), r["display"], r["family"], f"{int(r['n_spaces'])}", interval(r["mean_score"], r["ci_low"],
+             r["ci_high"], 3), num(r["mean_rank"], 1), f"{int(r['spaces_best'])}",
+             num(r["cost_per_run"], 1), r["note"] if isinstance(r["note"], str) else ""]
+            for i, (_, r) in enumerate(board.head(top).iterrows() if top else board.iterrows())]
+    return table(["#", "strategy", "family", "spaces", "mean score [95 % CI]", "mean rank", "best on", "cost/run",
+                  "note"], rows)
+
+
+def tied_with_best(t: Tables) -> list[str]:
+    """The entries whose scores the pairwise tests (Holm) do not tell apart from the best mean rank's."""
+    pairs = t["leaderboard_pairs"]
+    if pairs.empty or pairs["p_holm"].isna().all():
+        return []
+    ranks = pd.concat([pairs[["entry_a", "mean_rank_a"]].set_axis(["entry", "rank"], axis=1),
+                       pairs[["entry_b", "mean_rank_b"]].set_axis(["entry", "rank"], axis=1)]).drop_duplicates("entry")
+    best = ranks.sort_values(["rank", "entry"]).iloc[0]["entry"]
+    mine = pairs[(pairs["entry_a"] == best) | (pairs["entry_b"] == best)]
+    apart = mine[~mine["significant"].astype(bool)]
+    others = [b if a == best else a for a, b in zip(apart["entry_a"], apart["entry_b"], strict=True)]
+    return [best, *others]
+
+
+def pyatf_sentence(t: Tables) -> str:
+    """Seed 001 §VI-D on our spaces: the two sides' mean scores, their difference, and how the spaces differ."""
+    c = t["pyatf_comparison"]
+    means = c[c["row"] == "mean score"].set_index("side")
+    if means.empty:
+        return ""
+    diff = c[c["row"].str.startswith("difference")]
+    de = c[c["row"] == "DE against DE"]
+    sides = [f"{side}: {interval(r['score'], r['ci_low'], r['ci_high'], 3)}"
+             + (f" (seed 001: {num(r['seed_001'], 3)})" if pd.notna(r.get("seed_001")) else "")
+             for side, r in means.iterrows()]
+    n = int(means["n_spaces"].iloc[0])
+    text = (f"**Seed 001 §VI-D on our spaces** (`tables/pyatf_comparison.csv`): mean score over the {n} spaces "
+            "where every strategy of both sides has a score (95 % bootstrap interval over spaces): "
+            + "; ".join(sides) + ".")
+    if not diff.empty:
+        d = diff.iloc[0]
+        verdict = ("above pyATF's" if d["ci_low"] > 0 else "below pyATF's" if d["ci_high"] < 0
+                   else "not told apart from pyATF's")
+        text += (f" Paired by space, the constraint-aware side's mean minus pyATF's is "
+                 f"{interval(d['score'], d['ci_low'], d['ci_high'], 3)} (Wilcoxon signed-rank p = "
+                 f"{num(d['wilcoxon_p'], 3)}): by its interval, {verdict}.")
+    if not de.empty:
+        ahead = int((de["score"] > 0).sum())
+        text += (f" Kernel Tuner's constraint-aware DE scores above pyATF's DE on {ahead} of {len(de)} spaces "
+                 "(per space in the table).")
+    text += " " + spaces_unlike_seed_001(t, list(t["leaderboard_spaces"]["space"].unique()))
+    return text
+
+
+def spaces_unlike_seed_001(t: Tables, spaces: Sequence[str]) -> str:
+    """How our leaderboard spaces differ from seed 001's (its applications x GPUs, from the config)."""
+    ref = t.seed_001
+    apps, gpus = list(ref.get("applications") or []), list(ref.get("gpus") or [])
+    if not apps or not gpus:
+        return ""
+    sp = t["leaderboard_spaces"].drop_duplicates("space")
+    counted_spaces = sp[sp["excluded"].fillna("") == ""]["space"]
+    kernels = {s: s.split("/")[1].split("_")[0].lower() for s in counted_spaces}
+    devices = {s: s.split("/")[0] for s in counted_spaces}
+    same = [s for s in counted_spaces if kernels[s] in [a.lower() for a in apps] and devices[s] in gpus]
+    missing_apps = sorted({a for a in apps if a.lower() not in set(kernels.values())})
+    extra = sorted({s.split("/")[1] for s in counted_spaces if kernels[s] not in [a.lower() for a in apps]})
+    versions = ""
+    if ref.get("kernel_tuner") and ref.get("pyatf"):
+        versions = (f" It ran Kernel Tuner {ref['kernel_tuner']} and pyATF {ref['pyatf']}; we run the versions pinned "
+                    "in pyproject.toml.")
+    return (f"Our spaces are not seed 001's {ref.get('spaces', len(apps) * len(gpus))} ({listing(apps)} on "
+            f"{listing(gpus)}): {len(same)} of our {len(counted_spaces)} counted spaces pair one of its applications "
+            f"with one of its GPUs (by name; the other {len(counted_spaces) - len(same)} run its applications on "
+            f"other GPUs or other kernels: {listing(extra) or 'none'})"
+            + (f", and {listing(missing_apps)} {'is' if len(missing_apps) == 1 else 'are'} not among ours"
+               if missing_apps else "") + "." + versions)
+
+
+def readme_leaderboard(t: Tables) -> str:
+    """The leaderboard in short: its top entries, the entries the tests do not tell from the best, seed 001's
+    pyATF comparison (tables/leaderboard*.csv, tables/pyatf_comparison.csv)."""
+    if not has(t, "leaderboard"):
+        return ""
+    board = t["leaderboard"]
+    pairs = t["leaderboard_pairs"]
+    families = board["family"].value_counts()
+    tied = tied_with_best(t)
+    names = dict(zip(board["entry"], board["display"], strict=True))
+    friedman = pairs["friedman_p"].iloc[0] if len(pairs) else math.nan
+    complete = int(pairs["complete_spaces"].iloc[0]) if len(pairs) else 0
+    return "\n\n".join(filter(None, [
+        f"**The field's tuners** (`tables/leaderboard.csv`, every entry and space in `tables/leaderboard_spaces.csv`; "
+        f"[docs/leaderboard.md](docs/leaderboard.md)): {len(board)} strategies ("
+        + ", ".join(f"{n} {fam}" for fam, n in families.items())
+        + "), each with its defaults (the constraint-aware entries with the tuned settings of that study), scored "
+        "by the methodology on the spaces tuned on time. The ten best by mean score (95 % bootstrap interval over "
+        "spaces; cost per run in calibration runs where measured):",
+        leaderboard_rows(t, 10),
+        (f"Friedman's test over the {complete} spaces where every strategy has a score: p = {num(friedman, 3)}. "
+         + (f"Wilcoxon's signed-rank tests with Holm's correction do not tell {listing([names[e] for e in tied[1:]])} "
+            f"apart from {names[tied[0]]}, the best mean rank there." if len(tied) > 1 else
+            (f"Wilcoxon's signed-rank tests with Holm's correction tell every other strategy apart from "
+             f"{names[tied[0]]}, the best mean rank there." if tied else ""))) if complete else "",
+        pyatf_sentence(t),
+    ]))
+
+
 README_SECTIONS: list[Callable[[Tables], str]] = [readme_spaces, readme_comparison, readme_thesis,
-                                                   readme_constraint_aware, readme_cost]
-DOC_SECTIONS: list[Callable[[Tables], str]] = [doc_comparison, doc_constraint_aware, doc_spaces]
+                                                   readme_constraint_aware, readme_leaderboard, readme_cost]
+def doc_leaderboard(t: Tables) -> str:
+    """The whole leaderboard (docs/results.md)."""
+    if not has(t, "leaderboard"):
+        return ""
+    return "\n\n".join(["## The leaderboard", "Every strategy (`tables/leaderboard.csv`):", leaderboard_rows(t)])
+
+
+DOC_SECTIONS: list[Callable[[Tables], str]] = [doc_comparison, doc_constraint_aware, doc_leaderboard, doc_spaces]
 
 
 def render_readme(t: Tables) -> str:
@@ -820,7 +942,7 @@ def render_readme(t: Tables) -> str:
 
 
 def render_doc(t: Tables) -> str:
-    body = "\n\n".join(f(t) for f in DOC_SECTIONS)
+    body = "\n\n".join(part for part in (f(t) for f in DOC_SECTIONS) if part)
     return (f"# Results\n\n{BEGIN}\n\nGenerated from `tables/*.csv` by `python -m analysis.cli readme-results`; "
             f"what the columns mean: [study.md](study.md).\n\n{body}\n\n{END}\n")
 
