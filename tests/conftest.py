@@ -17,6 +17,23 @@ from helpers import REPO
 HUB = REPO / "data" / "benchmark_hub"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slurm", action="store_true",
+                     help="also run tests/workflow/test_slurm.py, which installs Debian's slurm-wlm and munge where "
+                          "missing and starts a single-node Slurm on this machine (root); .ci/run asks for it")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slurm: installs and starts a Slurm cluster on this machine; runs with --slurm")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked `slurm` runs only when asked (--slurm): nothing outside the project is installed or started by
+    a plain `pytest`."""
+    if item.get_closest_marker("slurm") and not item.config.getoption("--slurm"):
+        pytest.skip("installs and starts a Slurm cluster on this machine: runs with --slurm (.ci/run asks)")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that uses the tiny run (directly or through another fixture) is slow: the first one runs the
     whole tiny DAG.

@@ -1,8 +1,9 @@
 """The tiny config through a real Slurm: the profile's jobs go through sbatch, slurmctld and slurmd.
 
 A single-node cluster on this machine (.ci/slurm-local: Debian's slurm-wlm and munge, installed
-when missing; needs root). The test fails, never skips, when the cluster cannot start: the
-profile is only known to work where this test ran.
+when missing; needs root), so it runs only when asked: `pytest --slurm` (.ci/run asks; a plain
+`pytest` skips it and installs and starts nothing). Asked, the test fails, never skips, when the
+cluster cannot start: the profile is only known to work where this test ran.
 
 The scenario, on one DAG: a first invocation in which one `simulate` or `simulate_grid` job
 (the first seen running) is cancelled by `scancel` while it runs (with `--retries 0`, so that
@@ -35,7 +36,7 @@ import pytest
 from helpers import REPO
 
 # the tiny DAG again, through a Slurm cluster that the test starts
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 
 SCRIPT = REPO / ".ci/slurm-local"
 # the jobs of the tiny DAG but `all` (test_workflow.test_dry_run_tiny_config lists them), which
