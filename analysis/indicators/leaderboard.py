@@ -48,6 +48,17 @@ def entry_runs(source: str, run_files: Sequence[str | Path], spaces: Sequence[st
     return pd.concat(frames, ignore_index=True)
 
 
+def space_rows(rows: pd.DataFrame, space: Space) -> pd.DataFrame:
+    """One space's rows of an entry's runs as that space's own runs file has them: the other spaces' parameter
+    columns (all missing here) dropped, and each parameter column in the space's own type (a file of several
+    spaces holds the union of their columns, where a missing value turned integer columns into floats, and a
+    configuration is looked up by its values as text: 1.0 is not 1)."""
+    rows = rows.drop(columns=[c for c in ("space", "failed", "skipped") if c in rows])
+    rows = rows.dropna(axis=1, how="all")
+    casts = {f"param.{p}": space.table[p].dtype for p in space.parameters if f"param.{p}" in rows}
+    return rows.astype(casts)
+
+
 def score(entry: str, source: str, run_files: Sequence[str | Path],
           spaces: Sequence[tuple[str | Path, str | Path, str | Path]], repetitions: int, settings: ScoreSettings,
           resamples: int, out_scores: str | Path, out_curves: str | Path) -> None:
@@ -65,8 +76,7 @@ def score(entry: str, source: str, run_files: Sequence[str | Path],
         mine = runs[runs["space"] == label]
         skipped = mine["skipped"].fillna("") if "skipped" in mine else pd.Series("", index=mine.index)
         failed = mine[mine["failed"].fillna("") != ""].drop_duplicates("repetition")
-        ok = mine[(mine["failed"].fillna("") == "") & (skipped == "")].drop(
-            columns=[c for c in ("space", "failed", "skipped") if c in mine])
+        ok = space_rows(mine[(mine["failed"].fillna("") == "") & (skipped == "")], space)
         row: dict[str, Any] = {"entry": entry, "space": label, "runs": int(ok["repetition"].nunique()),
                                "failed_runs": len(failed), "score": np.nan, "score_ci_low": np.nan,
                                "score_ci_high": np.nan, "score_resamples": 0, "missing_reason": "",
