@@ -291,7 +291,7 @@ COMMAND_STAGES = {
     "readme-results": "tables", "verify-space": "tables",
     "figure-anytime": "figures", "figure-anytime-grid": "figures", "figure-hyperparameters": "figures",
     "figure-summary": "figures", "figure-tradeoff": "figures", "figure-constraint-aware": "figures",
-    "figure-constraint-aware-spaces": "figures",
+    "figure-constraint-aware-spaces": "figures", "figure-leaderboard": "figures",
     "check-config": "config/tools", "algorithms": "config/tools", "fastpath": "config/tools",
     "kernel-sizes": "config/tools", "gpu-plan-doc": "config/tools", "gpu-bundle": "config/tools",
 }

@@ -205,6 +205,12 @@ def _objectives_argument(s: argparse.ArgumentParser) -> None:
                    help="JSON list: the objective set's objectives; with one, the IGD+ axis shows its unit")
 
 
+def _leaderboard(a: argparse.Namespace) -> None:
+    from analysis.figures.leaderboard import figures
+
+    figures(a.curves, a.board, a.spaces, a.pairs, a.out)
+
+
 def add_commands(sub) -> None:
     """Register the figure sub-commands on the CLI's sub-parser set (`description`: the one-line summary)."""
     s = sub.add_parser("figure-hyperparameters",
@@ -250,6 +256,16 @@ def add_commands(sub) -> None:
     s.add_argument("--scores", required=True, help=f"CSV with columns {', '.join(SPACE_SCORES_COLUMNS)}")
     _outputs(s)
     s.set_defaults(func=_constraint_aware_spaces)
+
+    s = sub.add_parser("figure-leaderboard", description="the leaderboard's score over time, heatmap and "
+                                                         "critical-difference diagram")
+    s.add_argument("--curves", required=True, help="results/leaderboard/curves.parquet (lb-tables)")
+    s.add_argument("--board", required=True, help="tables/leaderboard.csv")
+    s.add_argument("--spaces", required=True, help="tables/leaderboard_spaces.csv")
+    s.add_argument("--pairs", required=True, help="tables/leaderboard_pairs.csv")
+    s.add_argument("--out", nargs=6, required=True,
+                   help="PDF and PNG of the score over time, the heatmap and the critical-difference diagram")
+    s.set_defaults(func=_leaderboard)
 
     s = sub.add_parser("figure-summary", description="one strategy's improvement over RS next to the baselines'",
                        epilog="Per space and budget, on one page.")

@@ -395,4 +395,6 @@ def figure_outputs():
         stems.append(f"{FIGURES}/hyperparameters/fronts")
     if CA_SPACES:
         stems += [f"{FIGURES}/constraint_aware/score_over_time", f"{FIGURES}/constraint_aware/spaces"]
+    if LB_SPACES:
+        stems += [f"{FIGURES}/leaderboard/{name}" for name in ("score_over_time", "heatmap", "critical_difference")]
     return [f"{stem}.{ext}" for stem in stems for ext in ("pdf", "png")]

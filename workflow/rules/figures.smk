@@ -172,3 +172,34 @@ rule figure_summary:
     shell:
         "{params.cli} figure-summary --table {input:q} --settings {params.settings} --setting {wildcards.setting}"
         " --objective-sets {params.objective_sets} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
+
+
+# The leaderboard (docs/leaderboard.md): score over time, per strategy and space, and the critical-difference diagram.
+rule figure_leaderboard:
+    input:
+        curves=rules.lb_tables.output.curves,
+        board=rules.lb_tables.output.leaderboard,
+        spaces=rules.lb_tables.output.leaderboard_spaces,
+        pairs=rules.lb_tables.output.pairs,
+    output:
+        time_pdf=report(
+            f"{FIGURES}/leaderboard/score_over_time.pdf",
+            caption="../report/figure_leaderboard.rst",
+            category="Figures",
+            subcategory="Leaderboard",
+            labels={"figure": "score over time"},
+        ),
+        time_png=f"{FIGURES}/leaderboard/score_over_time.png",
+        heat_pdf=f"{FIGURES}/leaderboard/heatmap.pdf",
+        heat_png=f"{FIGURES}/leaderboard/heatmap.png",
+        cd_pdf=f"{FIGURES}/leaderboard/critical_difference.pdf",
+        cd_png=f"{FIGURES}/leaderboard/critical_difference.png",
+    log:
+        f"{LOGS}/figures/leaderboard.log",
+    conda:
+        ENV
+    params:
+        cli=CLI,
+    shell:
+        "{params.cli} figure-leaderboard --curves {input.curves:q} --board {input.board:q} --spaces {input.spaces:q}"
+        " --pairs {input.pairs:q} --out {output:q} 2> {log:q}"
