@@ -8,10 +8,12 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from kernel_tuner.searchspace import Searchspace
 
 from analysis.fastpath.neighbours import memoise_neighbours
@@ -119,3 +121,40 @@ def bessel_sweep():
 def ca_config(**ca) -> dict:
     """A minimal study config with one space and the constraint_aware section `ca`."""
     return {"spaces": [{"kernel": "convolution", "device": "A100", "source": "x.json"}], "constraint_aware": ca}
+
+
+# The leaderboard's tables and figures on hand-made scores (tests/tables, tests/figures): entries of each family, eight
+# spaces, and scores drawn once.
+LB_SPACES = [f"GPU{i}/k" for i in range(8)]
+
+
+def _lb_entry(family: str, display: str, **extra) -> dict:
+    return {"family": family, "display": display, "kt_name": display, "options": {}, "repetitions": 25,
+            "source": "runs", "fewer_runs": False, "max_budget_evaluations": None, **extra}
+
+
+LB_ENTRIES = {
+    "a": _lb_entry("Kernel Tuner", "A"),
+    "b": _lb_entry("Kernel Tuner", "B"),
+    "c": _lb_entry("Kernel Tuner", "C"),
+    "ca_de_aware": _lb_entry("constraint-aware", "DE tuned (aware)"),
+    "pyatf_differential_evolution": _lb_entry("pyATF", "pyATF DE"),
+}
+
+
+def lb_scores(values: dict[str, list[float]], budgets: list[int] | None = None) -> pd.DataFrame:
+    """Score rows as lb-score writes them, one per entry and space (a NaN score: missing with a reason)."""
+    rows = []
+    for entry, scores in values.items():
+        for space, value, budget in zip(LB_SPACES, scores, budgets or [100] * len(LB_SPACES), strict=False):
+            rows.append({"entry": entry, "space": space, "runs": 25, "failed_runs": 0, "score": value,
+                         "score_ci_low": value - 0.1, "score_ci_high": value + 0.1, "score_resamples": 20,
+                         "missing_reason": "" if not math.isnan(value) else "1 of 25 runs failed: ValueError: x",
+                         "budget_evaluations": budget, "stopped_early": 0, "stop_reasons": "time_limit:25",
+                         "mean_distinct_evaluations": 50.0, "rejected_attempts": 0})
+    return pd.DataFrame(rows)
+
+
+_LB_RNG = np.random.default_rng(3)
+LB_VALUES = {name: list(np.round(_LB_RNG.normal(loc, 0.3, len(LB_SPACES)), 3))
+             for name, loc in zip(LB_ENTRIES, [0.8, 0.7, -0.5, 0.4, -1.0], strict=True)}

@@ -54,6 +54,8 @@ def space_rows(rows: pd.DataFrame, space: Space) -> pd.DataFrame:
     spaces holds the union of their columns, where a missing value turned integer columns into floats, and a
     configuration is looked up by its values as text: 1.0 is not 1)."""
     rows = rows.drop(columns=[c for c in ("space", "failed", "skipped") if c in rows])
+    if rows.empty:
+        return rows
     rows = rows.dropna(axis=1, how="all")
     casts = {f"param.{p}": space.table[p].dtype for p in space.parameters if f"param.{p}" in rows}
     return rows.astype(casts)
