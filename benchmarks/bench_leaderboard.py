@@ -1,0 +1,168 @@
+"""What each leaderboard entry costs per run, in calibration runs (docs/leaderboard.md; the tables' `cost_per_run`).
+
+    python benchmarks/bench_leaderboard.py [--results results] [--configfile config/config.yaml]
+                                           [--entries a,b] [--calibration-s S]
+                                           [--csv benchmarks/reports/leaderboard_cost.csv]
+                                           [--report benchmarks/reports/bench_leaderboard.md]
+
+For every entry that makes its own runs, one run (repetition 0, the study's seed and acceptance rule:
+`analysis.simulate.constraint_aware.accepted_run`) on each leaderboard space it runs on is timed in this process,
+from the study's stored spaces and budgets (`results/`, so the study's spaces and ca_budget must have run). Its
+cost per run is the mean of those seconds over its spaces, divided by one calibration run's seconds (the
+workload of benchmarks/bench_study.py: a figure in calibration runs measures work, not the machine); its
+estimated run cost in the study is the sum over its spaces times its runs per space. Where the study has run,
+the leaderboard's own job seconds per entry (lb_run and lb_score, Snakemake's benchmark files) and each entry's
+share of them are reported too. Measure with nothing else heavy running: the report states the load before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import analysis  # noqa: E402,F401  (first: it pins the numeric kernels, analysis/numerics.py)
+from analysis import config as study_config  # noqa: E402
+from analysis.simulate import leaderboard as lb  # noqa: E402
+from analysis.simulate.constraint_aware import accepted_run, objective_values, with_objective  # noqa: E402
+from analysis.simulate.jobs import max_proposals, space_data  # noqa: E402
+from analysis.simulate.registry import resolve_options  # noqa: E402
+from analysis.spaces.space import Space  # noqa: E402
+from bench_study import CALIBRATION, calibrate, load_average, machine, per_run_seconds  # noqa: E402
+
+COLUMNS = ["entry", "cost_per_run", "seconds_per_run", "spaces", "runs_per_space", "estimated_run_s",
+           "calibration_s", "machine", "load_before", "date"]
+
+
+def study_entries(configfile: Path) -> tuple[dict[str, dict], dict, list[tuple[str, str]]]:
+    """The config's leaderboard entries (schema defaults filled in), the constraint_aware section, and the
+    leaderboard's spaces (those of the constraint-aware study without a threshold), as the Snakefile has them."""
+    config = study_config.validate(study_config.read_yaml(configfile), str(configfile))
+    ca = config["constraint_aware"]
+    strategies = {f"{n}_{'aware' if a else 'unaware'}": {"algorithm": s["algorithm"], "options": s["options"],
+                                                        "constraint_aware": a}
+                  for n, s in ca["strategies"].items() for a in (True, False)}
+    if ca["random_search"]:
+        strategies["rs"] = {"algorithm": "rs", "options": {}, "constraint_aware": True}
+    excluded = study_config.excluded_spaces(config)
+    spaces = [(s["device"], s["kernel"]) for s in config["spaces"] if f"{s['device']}/{s['kernel']}" not in excluded]
+    if ca["spaces"] is not None:
+        spaces = [key for key in spaces if f"{key[0]}/{key[1]}" in ca["spaces"]]
+    spaces = [key for key in spaces if key[1] not in ca["thresholds"]]
+    return lb.entries(config["leaderboard"], strategies), ca, spaces
+
+
+def time_entry(entry: dict, spaces: list[tuple[Space, dict]], proposal_cap: float) -> list[float]:
+    """Seconds of repetition 0 on each space the entry runs on (a failed run's seconds count: it was paid)."""
+    options = resolve_options(entry["algorithm"], entry["options"])
+    seconds = []
+    for space, limits in spaces:
+        if entry["max_budget_evaluations"] is not None and limits["fevals_end"] > entry["max_budget_evaluations"]:
+            continue
+        data = space_data(space, ["time"])
+        identity = dict(space=f"{space.device}/{space.kernel}", objective="time", threshold=None,
+                        algorithm=entry["algorithm"], options=options, time_limit_ms=limits["time_limit_ms"],
+                        repetition=0)
+        started = time.perf_counter()
+        try:
+            accepted_run(data, entry["algorithm"], options, len(space.table), limits,
+                         max_proposals(space, proposal_cap), identity)
+        except Exception:  # noqa: BLE001  (a failing run costs what it cost)
+            pass
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def job_seconds(results: Path, entries: dict[str, dict]) -> pd.DataFrame:
+    """The study's lb_run and lb_score job seconds per entry (Snakemake's benchmark files), where present."""
+    rows = []
+    for name in entries:
+        row = {"entry": name}
+        for kind in ("run", "score"):
+            path = results / "benchmarks" / "leaderboard" / f"{name}.{kind}.tsv"
+            row[f"{kind}_job_s"] = float(pd.read_csv(path, sep="\t")["s"].iloc[0]) if path.is_file() else math.nan
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    total = frame[["run_job_s", "score_job_s"]].sum(axis=1, min_count=1)
+    frame["share"] = total / total.sum()
+    return frame
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", default=str(REPO / "results"))
+    parser.add_argument("--configfile", default=str(REPO / "config" / "config.yaml"))
+    parser.add_argument("--entries", default="", help="comma-separated entry names (default: every entry with runs)")
+    parser.add_argument("--calibration-s", type=float, default=None, help="skip calibrating: one run's seconds")
+    parser.add_argument("--csv", default=str(REPO / "benchmarks" / "reports" / "leaderboard_cost.csv"))
+    parser.add_argument("--report", default=str(REPO / "benchmarks" / "reports" / "bench_leaderboard.md"))
+    a = parser.parse_args()
+    load = load_average()
+    results = Path(a.results)
+    entries, ca, keys = study_entries(Path(a.configfile))
+    chosen = [n for n in (a.entries.split(",") if a.entries else entries) if n]
+    unknown = sorted(set(chosen) - set(entries))
+    if unknown:
+        parser.error(f"--entries: {unknown} are not entries of {a.configfile}")
+    print(f"calibrating: {CALIBRATION}", flush=True)
+    calibration_s = a.calibration_s or per_run_seconds(calibrate(), 20)
+    spaces = []
+    for device, kernel in keys:
+        folder = results / "spaces" / device / kernel
+        space = Space.load(folder / "space.parquet", folder / "space.json")
+        objective, values = objective_values(space, None)
+        limits = json.loads((results / "constraint_aware" / "budgets" / device / f"{kernel}.json").read_text())
+        spaces.append((with_objective(space, objective, values), limits))
+    rows = []
+    for name in chosen:
+        entry = entries[name]
+        if entry["source"] != "runs":
+            continue
+        seconds = time_entry(entry, spaces, ca["proposal_cap"])
+        per_run = sum(seconds) / len(seconds) if seconds else math.nan
+        rows.append({"entry": name, "cost_per_run": per_run / calibration_s, "seconds_per_run": per_run,
+                     "spaces": len(seconds), "runs_per_space": entry["repetitions"],
+                     "estimated_run_s": sum(seconds) * entry["repetitions"], "calibration_s": calibration_s,
+                     "machine": machine(), "load_before": load,
+                     "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")})
+        print(f"{name:30s} {per_run:8.3f} s/run over {len(seconds)} spaces = {per_run / calibration_s:8.1f} "
+              "calibration runs", flush=True)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table.to_csv(a.csv, index=False, float_format="%.6g")
+    jobs = job_seconds(results, entries)
+    total_runs = table["estimated_run_s"].sum()
+    lines = [
+        "# What each leaderboard entry costs (`benchmarks/bench_leaderboard.py`)", "",
+        f"Machine: {machine()}; load average before: {load}; "
+        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC. One calibration run ({CALIBRATION}): "
+        f"{calibration_s:.3f} s.", "",
+        "Per entry: one run (repetition 0) on each space it runs on, timed in one process; cost per run = mean "
+        "seconds per run / one calibration run; estimated run seconds in the study = the sum over its spaces x its "
+        f"runs per space (all entries: {total_runs:,.0f} s, {total_runs / calibration_s:,.0f} calibration runs, "
+        "of one core).", "",
+        table[["entry", "cost_per_run", "seconds_per_run", "spaces", "runs_per_space", "estimated_run_s"]]
+        .to_markdown(index=False, floatfmt=".3g"), "",
+        "The study's own leaderboard jobs (Snakemake's benchmark files under `results/benchmarks/leaderboard/`: "
+        "wall seconds of each lb_run and lb_score job as the study ran them, two jobs at a time on 2 cores; "
+        "`share`: of all of them):", "",
+        jobs.to_markdown(index=False, floatfmt=".3g"), "",
+        f"All leaderboard jobs: {jobs[['run_job_s', 'score_job_s']].sum().sum():,.0f} job seconds = "
+        f"{jobs[['run_job_s', 'score_job_s']].sum().sum() / calibration_s:,.0f} calibration runs.",
+    ]
+    Path(a.report).write_text("\n".join(lines) + "\n")
+    print(f"wrote {a.csv} and {a.report}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
