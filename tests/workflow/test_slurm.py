@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.simulate import leaderboard
 from helpers import REPO
 
 # the tiny DAG again, through a Slurm cluster that the test starts
@@ -40,8 +41,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 
 SCRIPT = REPO / ".ci/slurm-local"
 # the jobs of the tiny DAG but `all` (test_workflow.test_dry_run_tiny_config lists them), which
-# Snakemake runs itself: it has no command
-SLURM_JOBS = 86
+# Snakemake runs itself: it has no command. The leaderboard's: a run and a score of each Kernel Tuner strategy and
+# pyATF technique, a score of each of the 3 x 2 constraint-aware strategies, its tables and its figures.
+_OWN = len(leaderboard.kernel_tuner_strategies()) + len(leaderboard.pyatf_techniques())
+SLURM_JOBS = 86 + 2 * _OWN + 3 * 2 + 2
 CLUSTER_OPTIONS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1",
                    "--slurm-no-account"]
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.simulate import leaderboard
 from helpers import REPO
 
 # Snakemake on the repository's configs: dry runs of the full study, runs of the tiny one
@@ -90,8 +91,12 @@ def test_dry_run_tiny_config(tmp_path):
     jobs = planned_jobs("--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
     # 2 imported spaces + the swept host-cpu/bessel (2 shards, 1 merge) x 5 settings, and the 2 x 2
     # grid on the one training space; the excluded A4000/convolution is imported, with its fronts, and no more;
-    # a summary page for each of the 3 settings that are not baselines (nsga2_unaware, ga_aware, optuna)
-    assert jobs == Counter(sweep_shard=2, sweep_merge=1, import_space=4, true_fronts=4, spaces_table=1,
+    # a summary page for each of the 3 settings that are not baselines (nsga2_unaware, ga_aware, optuna); the
+    # leaderboard's own runs of every Kernel Tuner strategy and pyATF technique, and a score for each of them and for
+    # the 3 x 2 constraint-aware strategies (random search's runs are random_sample's)
+    own = len(leaderboard.kernel_tuner_strategies()) + len(leaderboard.pyatf_techniques())
+    assert jobs == Counter(lb_run=own, lb_score=own + 3 * 2, lb_tables=1, figure_leaderboard=1,
+                           sweep_shard=2, sweep_merge=1, import_space=4, true_fronts=4, spaces_table=1,
                            simulate=3 * 5, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1,
                            study_tables=1, compile_sensitivity=1, summary_table=3, figure_summary=3,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
