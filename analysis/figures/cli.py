@@ -206,9 +206,11 @@ def _objectives_argument(s: argparse.ArgumentParser) -> None:
 
 
 def _leaderboard(a: argparse.Namespace) -> None:
+    import pandas as pd
+
     from analysis.figures.leaderboard import figures
 
-    figures(a.curves, a.board, a.spaces, a.pairs, a.out)
+    figures(pd.read_parquet(a.curves), pd.read_csv(a.board), pd.read_csv(a.spaces), pd.read_csv(a.pairs), a.out)
 
 
 def add_commands(sub) -> None:
@@ -257,8 +259,7 @@ def add_commands(sub) -> None:
     _outputs(s)
     s.set_defaults(func=_constraint_aware_spaces)
 
-    s = sub.add_parser("figure-leaderboard", description="the leaderboard's score over time, heatmap and "
-                                                         "critical-difference diagram")
+    s = sub.add_parser("figure-leaderboard", description="leaderboard: score over time, heatmap, critical difference")
     s.add_argument("--curves", required=True, help="results/leaderboard/curves.parquet (lb-tables)")
     s.add_argument("--board", required=True, help="tables/leaderboard.csv")
     s.add_argument("--spaces", required=True, help="tables/leaderboard_spaces.csv")

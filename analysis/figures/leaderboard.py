@@ -151,11 +151,11 @@ def critical_difference(pairs: pd.DataFrame, board: pd.DataFrame, pdf: str | Pat
         style.save(fig, pdf, png)
 
 
-def figures(curves: str | Path, board: str | Path, spaces: str | Path, pairs: str | Path,
+def figures(curves: pd.DataFrame, board: pd.DataFrame, spaces: pd.DataFrame, pairs: pd.DataFrame,
             outputs: Sequence[str | Path]) -> None:
-    """The three figures; `outputs`: their PDF and PNG, in the order score over time, heatmap, critical difference."""
-    table = pd.read_csv(board)
+    """The three figures from the aggregate curves and tables/leaderboard.csv, leaderboard_spaces.csv and
+    leaderboard_pairs.csv; `outputs`: their PDF and PNG, in the order score over time, heatmap, critical difference."""
     over_time, grid, cd = (outputs[i:i + 2] for i in range(0, 6, 2))
-    score_over_time(pd.read_parquet(curves), table, *over_time)
-    heatmap(pd.read_csv(spaces), table, *grid)
-    critical_difference(pd.read_csv(pairs), table, *cd)
+    score_over_time(curves, board, *over_time)
+    heatmap(spaces, board, *grid)
+    critical_difference(pairs, board, *cd)

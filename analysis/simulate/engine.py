@@ -15,7 +15,7 @@ from analysis import fastpath
 from analysis.simulate.kt_space import KernelTunerSpace
 from analysis.simulate.pyatf import pyatf_run
 from analysis.simulate.registry import Algorithm, get_algorithm, resolve_options
-from analysis.simulate.seeding import derive_seed, seed_globals, seeded_latin_hypercube
+from analysis.simulate.seeding import derive_seed, seed_globals, seeded_bayes_opt, seeded_latin_hypercube
 from analysis.simulate.setup import build_setup, fresh_searchspace
 from analysis.simulate.trace import Trace, trace_from_results
 
@@ -63,6 +63,18 @@ def _strategy_module(entry: Algorithm) -> ModuleType | Any:
 
         return unaware
     return strategy_map[entry.strategy]
+
+
+def strategy_contexts(entry: Algorithm, seed: int) -> list[Any]:
+    """What a registered strategy needs to run reproducibly and at all, under tune_kernel as here: pyATF 0.0.13
+    under Kernel Tuner 1.5.0 (analysis.simulate.pyatf), bayes_opt's Latin hypercube seeded (seeded_bayes_opt)."""
+    if entry.user:
+        return []
+    if entry.strategy == "pyatf_strategies":
+        return [pyatf_run()]
+    if entry.strategy == "bayes_opt":
+        return [seeded_bayes_opt(seed)]
+    return []
 
 
 def _equivalents(entry: Algorithm, seed: int, memo: dict) -> list[Any]:
@@ -146,8 +158,8 @@ def simulate_run(space: KernelTunerSpace, algorithm: str, options: dict, budget:
     with contextlib.ExitStack() as equivalents:
         for context in _equivalents(entry, seed, memo):
             equivalents.enter_context(context)
-        if entry.strategy == "pyatf_strategies" and not entry.user:
-            equivalents.enter_context(pyatf_run())  # pyATF 0.0.13 under Kernel Tuner 1.5.0 (analysis.simulate.pyatf)
+        for context in strategy_contexts(entry, seed):
+            equivalents.enter_context(context)
         results = _strategy_module(entry).tune(setup.searchspace, setup.runner, setup.tuning_options)
 
     kt_budget = setup.tuning_options.budget

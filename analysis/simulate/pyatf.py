@@ -9,6 +9,8 @@ Two things, applied only around a run of that strategy (`analysis.simulate.engin
 - The strategy creates `./pyatf_searchspace_caches` in the working directory on every run (even with
   its cache off); the run is made in a temporary working directory so that nothing is left in the
   user's folder.
+- Kernel Tuner prints the source of every restriction it compiles for pyATF to standard output; the
+  run's standard output is discarded (logs and a command's output stay readable).
 
 Neither touches a search technique or Kernel Tuner's cost function: the proposals are pyATF's.
 """
@@ -64,6 +66,6 @@ def scratch_directory() -> Iterator[None]:
 
 @contextlib.contextmanager
 def pyatf_run() -> Iterator[None]:
-    """Both of the above."""
-    with compatible_tp(), scratch_directory():
+    """All of the above."""
+    with compatible_tp(), scratch_directory(), open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
         yield

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 from kernel_tuner import tune_kernel
 from kernel_tuner import util as kt_util
 
+from analysis.simulate.engine import strategy_contexts
 from analysis.simulate.kt_space import KernelTunerSpace, check_restrictions
 from analysis.simulate.registry import get_algorithm, resolve_options
 from analysis.simulate.seeding import seed_globals, seeded_latin_hypercube
@@ -44,7 +46,9 @@ def tune_kernel_trace(
     strategy_options = {**resolve_options(algorithm, options), "max_fevals": budget}
     check_restrictions(space.restrictions, list(space.tune_params), space.source)  # parsed before KT sees them
     seed_globals(seed)
-    with seeded_latin_hypercube(seed):
+    with seeded_latin_hypercube(seed), contextlib.ExitStack() as contexts:
+        for context in strategy_contexts(entry, seed):
+            contexts.enter_context(context)
         results, _ = tune_kernel(
             space.cache["kernel_name"],
             "",

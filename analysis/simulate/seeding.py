@@ -78,11 +78,8 @@ def seeded_latin_hypercube(seed: int, memo: dict | None = None) -> contextlib.Ab
     return swapped(Searchspace, get_LHS_sample_indices=seeded_lhs_indices)
 
 
-def _seeded_qmc(rng: np.random.Generator) -> contextlib.AbstractContextManager:
-    """Swap `scipy.stats.qmc.LatinHypercube` for a subclass drawing from `rng` unless given a generator."""
-    from scipy.stats import qmc
-
-    original = qmc.LatinHypercube
+def _seeded_class(original: type, rng: np.random.Generator) -> type:
+    """A subclass of scipy's `LatinHypercube` class `original` that draws from `rng` unless given a generator."""
 
     class SeededLatinHypercube(original):  # type: ignore[valid-type, misc]
         """LatinHypercube drawing from the run's generator unless given one."""
@@ -92,4 +89,24 @@ def _seeded_qmc(rng: np.random.Generator) -> contextlib.AbstractContextManager:
                 kwargs["rng"] = rng
             super().__init__(d, **kwargs)
 
-    return swapped(qmc, LatinHypercube=SeededLatinHypercube)
+    return SeededLatinHypercube
+
+
+def _seeded_qmc(rng: np.random.Generator) -> contextlib.AbstractContextManager:
+    """Swap `scipy.stats.qmc.LatinHypercube` for a subclass drawing from `rng` unless given a generator."""
+    from scipy.stats import qmc
+
+    return swapped(qmc, LatinHypercube=_seeded_class(qmc.LatinHypercube, rng))
+
+
+def seeded_bayes_opt(seed: int) -> contextlib.AbstractContextManager:
+    """Make Kernel Tuner's bayes_opt reproducible while active.
+
+    Kernel Tuner (1.5.0) draws bayes_opt's initial sample from `LatinHypercube(d=...)`, imported into its
+    module when it loads, without a seed (OS entropy): the same run differed every time, also within one
+    process. While active, that name is a subclass drawing from a generator seeded from the run seed.
+    """
+    from kernel_tuner.strategies import bayes_opt
+
+    rng = np.random.default_rng([seed, 0x424F4C48])  # second word: "BOLH", apart from the other streams
+    return swapped(bayes_opt, LatinHypercube=_seeded_class(bayes_opt.LatinHypercube, rng))

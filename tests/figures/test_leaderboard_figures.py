@@ -35,6 +35,7 @@ def test_figures_are_written_from_the_tables(tmp_path: Path) -> None:
     spaces.to_csv(paths["spaces"], index=False)
     pairs.to_csv(paths["pairs"], index=False)
     outputs = [tmp_path / f"{name}.{ext}" for name in ("time", "heat", "cd") for ext in ("pdf", "png")]
-    figures(paths["curves"], paths["board"], paths["spaces"], paths["pairs"], outputs)
+    figures(pd.read_parquet(paths["curves"]), pd.read_csv(paths["board"]), pd.read_csv(paths["spaces"]),
+            pd.read_csv(paths["pairs"]), outputs)
     for path in outputs:
         assert path.stat().st_size > 1000, path

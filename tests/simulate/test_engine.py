@@ -46,11 +46,19 @@ BUDGET = 20
 EXAMPLES = sorted(str(p.relative_to(REPO)) for p in (REPO / "examples").glob("*.py"))
 
 
-def algorithm_cases() -> list[tuple[str, dict]]:
+# Kernel Tuner 1.5.0's skopt strategy fails on a space with failed configurations, as the tiny space has: its
+# gp_hedge acquisition draws from NaN probabilities ("pvals ... contains NaNs"); the leaderboard records such runs
+# as failed. test_skopt_fails_on_failed_configurations holds it to that, so a fixed skopt rejoins these tests.
+FAILS_ON_TINY = ("skopt",)
+
+
+def algorithm_cases(include_failing: bool = False) -> list[tuple[str, dict]]:
     """Every registered algorithm and every strategy of examples/ (by its path, as a config names it), with both
-    constraint_aware settings where it has the option."""
+    constraint_aware settings where it has the option; those of FAILS_ON_TINY only with `include_failing`."""
     cases = []
     for name in [*algorithm_names(), *EXAMPLES]:
+        if name in FAILS_ON_TINY and not include_failing:
+            continue
         if "constraint_aware" in get_algorithm(name).options:
             cases += [(name, {"constraint_aware": True}), (name, {"constraint_aware": False})]
         else:
@@ -61,6 +69,12 @@ def algorithm_cases() -> list[tuple[str, dict]]:
 def n_obj_for(name: str) -> int:
     """Two objectives where the algorithm supports them, else one."""
     return 2 if get_algorithm(name).multi_objective else 1
+
+
+def test_skopt_fails_on_failed_configurations() -> None:
+    assert [n for n, _ in algorithm_cases(include_failing=True) if n in FAILS_ON_TINY] == list(FAILS_ON_TINY)
+    with pytest.raises(ValueError, match="pvals"):
+        simulate_run(tiny_space(1), "skopt", {}, BUDGET, seed=7)
 
 
 @pytest.mark.parametrize(("name", "options"), algorithm_cases())
