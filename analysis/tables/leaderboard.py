@@ -175,6 +175,24 @@ def aggregate_curves(curves: pd.DataFrame, spaces: pd.DataFrame) -> pd.DataFrame
     return out
 
 
+def user_page(entry: str, board: pd.DataFrame, spaces: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """A user entry's page: its place among every leaderboard entry (by mean score, with the interval, and by mean
+    rank) and its score and rank on each space, as a table and a Markdown page."""
+    row = board.set_index("entry").loc[entry]
+    place = int(board.index[board["entry"] == entry][0]) + 1
+    by_rank = board.sort_values(["mean_rank", "entry"], na_position="last").reset_index(drop=True)
+    rank_place = int(by_rank.index[by_rank["entry"] == entry][0]) + 1
+    mine = spaces[spaces["entry"] == entry][["space", "score", "score_ci_low", "score_ci_high", "rank", "excluded",
+                                            "missing_reason"]]
+    n = len(board)
+    summary = (f"{row['display']}: place {place} of {n} by mean score ({row['mean_score']:.3f}, 95 % interval "
+               f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] over {int(row['n_spaces'])} spaces), place {rank_place} "
+               f"of {n} by mean rank ({row['mean_rank']:.2f}); best on {int(row['spaces_best'])} spaces. Whether a "
+               "difference from another strategy is real: tables/leaderboard_pairs.csv (Wilcoxon, Holm).")
+    text = to_markdown(mine, f"{row['display']} on the leaderboard", SPACES_DOCS)
+    return mine.assign(entry=entry), text.replace("\n\n", f"\n\n{summary}\n\n", 1)
+
+
 LEADERBOARD_DOCS = {
     "entry": "The entry's name (results/leaderboard/); a `ca_` entry is the constraint-aware study's strategy.",
     "mean_score": "Mean over spaces of the methodology's performance score (0: the calculated random-search "
@@ -238,3 +256,7 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
     write_text(to_markdown(pairs, "Leaderboard: pairwise tests behind the critical-difference diagram", PAIRS_DOCS),
                out_dir / "leaderboard_pairs.md")
     write_parquet(aggregate_curves(curves, spaces), curves_out)
+    for entry in (name for name, e in entries.items() if e["family"] == "user"):
+        table, text = user_page(entry, board, spaces)
+        write_csv(table, out_dir / "summary" / f"leaderboard_{entry}.csv")
+        write_text(text, out_dir / "summary" / f"leaderboard_{entry}.md")

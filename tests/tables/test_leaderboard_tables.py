@@ -12,7 +12,7 @@ from scipy import stats
 
 from analysis.figures.leaderboard import indistinct_groups, mean_ranks
 from analysis.statistics import Bootstrap
-from analysis.tables.leaderboard import leaderboard, pairwise, pyatf_comparison, space_table
+from analysis.tables.leaderboard import leaderboard, pairwise, pyatf_comparison, space_table, user_page
 from helpers import LB_ENTRIES as ENTRIES
 from helpers import LB_SPACES as SPACES
 from helpers import LB_VALUES as VALUES
@@ -88,3 +88,14 @@ def test_pyatf_comparison_sides_and_de_against_de() -> None:
     assert len(de) == len(SPACES)
     assert list(de["score"]) == pytest.approx(list(np.subtract(VALUES["ca_de_aware"],
                                                                VALUES["pyatf_differential_evolution"])))
+
+
+def test_a_user_entrys_page_gives_its_place_among_every_entry() -> None:
+    entries = {**ENTRIES, "mine": {**ENTRIES["b"], "family": "user", "display": "Mine"}}
+    values = {**VALUES, "mine": [v + 0.05 for v in VALUES["b"]]}
+    spaces = space_table(_scores(values), entries, 20)
+    board = leaderboard(spaces, entries, Bootstrap(500, 0), {})
+    table, text = user_page("mine", board, spaces)
+    place = list(board["entry"]).index("mine") + 1
+    assert f"place {place} of {len(entries)} by mean score" in text and text.startswith("# Mine on the leaderboard")
+    assert list(table["rank"]) == list(spaces.loc[spaces["entry"] == "mine", "rank"])

@@ -94,7 +94,7 @@ def test_dry_run_tiny_config(tmp_path):
     # a summary page for each of the 3 settings that are not baselines (nsga2_unaware, ga_aware, optuna); the
     # leaderboard's own runs of every Kernel Tuner strategy and pyATF technique, and a score for each of them and for
     # the 3 x 2 constraint-aware strategies (random search's runs are random_sample's)
-    own = len(leaderboard.kernel_tuner_strategies()) + len(leaderboard.pyatf_techniques())
+    own = len(leaderboard.kernel_tuner_strategies()) + len(leaderboard.pyatf_techniques()) + 1  # + optuna, a user's
     assert jobs == Counter(lb_run=own, lb_score=own + 3 * 2, lb_tables=1, figure_leaderboard=1,
                            sweep_shard=2, sweep_merge=1, import_space=4, true_fronts=4, spaces_table=1,
                            simulate=3 * 5, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1,

@@ -147,6 +147,12 @@ rule lb_tables:
         **{name: f"{TABLES}/{name}.csv" for name in LB_TABLES},
         pairs=f"{TABLES}/leaderboard_pairs.csv",
         md=[f"{TABLES}/{name}.md" for name in (*LB_TABLES, "leaderboard_pairs")],
+        users=[
+            f"{TABLES}/summary/leaderboard_{name}.{ext}"
+            for name, e in LB_ENTRIES.items()
+            if e["family"] == "user"
+            for ext in ("csv", "md")
+        ],
         curves=f"{RESULTS}/leaderboard/curves.parquet",
     log:
         f"{LOGS}/tables/leaderboard.log",
