@@ -45,7 +45,11 @@ def test_dry_run_full_config(tmp_path):
     runs = sets * 5  # x settings; one job runs all four budgets of a setting
     grid = 3 * (9 + 6)  # training spaces (bessel, convolution2d, mriq) x grid settings
     spaces = hub + excluded + cpu
-    assert jobs == Counter(import_space=spaces, true_fronts=spaces, spaces_table=1, compile_cost_table=1, simulate=runs,
+    # the leaderboard: a run and a score of each Kernel Tuner strategy and pyATF technique, a score of each of the
+    # 4 x 2 constraint-aware strategies (random search's runs are random_sample's), its tables and figures
+    own = len(leaderboard.kernel_tuner_strategies()) + len(leaderboard.pyatf_techniques())
+    assert jobs == Counter(lb_run=own, lb_score=own + 4 * 2, lb_tables=1, figure_leaderboard=1,
+                           import_space=spaces, true_fronts=spaces, spaces_table=1, compile_cost_table=1, simulate=runs,
                            simulate_grid=grid,
                            indicators=sets + 3 * 2, hyperparameters=1, summary=1, study_tables=1, compile_sensitivity=1,
                            figure_anytime=sets, figure_anytime_grid=3, figure_tradeoff=cpu, figure_hyperparameters=1,
