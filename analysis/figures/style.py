@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402  (afte
 from matplotlib.figure import Figure  # noqa: E402
 
 from analysis.io import atomic_path  # noqa: E402
-from analysis.names import display_name, is_user_spec  # noqa: E402
+from analysis.names import DISPLAY, display_name, is_user_spec  # noqa: E402
 
 RCFILE = Path(__file__).with_name("matplotlibrc")
 
@@ -96,7 +96,9 @@ def extra_styles(algorithms: Iterable[str]) -> dict[str, tuple[str, str]]:
     """(colour, marker) of each user strategy among `algorithms`: the slot its name hashes to, or, when two of them
     hash to one slot, the next free one (taken in sorted order, so the result depends only on the set)."""
     users = sorted({a for a in algorithms if a not in COLOURS})
-    unknown = [a for a in users if not is_user_spec(a)]
+    # a registered algorithm without a fixed colour (the leaderboard's strategies: its figures have their own
+    # palette) is placed as a user strategy is
+    unknown = [a for a in users if not is_user_spec(a) and a not in DISPLAY]
     if unknown:
         raise KeyError(f"no colour for algorithm '{unknown[0]}': neither a registered one ({', '.join(COLOURS)}) "
                        "nor a user strategy (a .py path or a dotted import path)")
