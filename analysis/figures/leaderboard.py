@@ -128,7 +128,7 @@ def critical_difference(pairs: pd.DataFrame, board: pd.DataFrame, pdf: str | Pat
     with style.context():
         fig, ax = style.figure(width=11, height=1.6 + 0.22 * half + 0.12 * len(groups))
         low, high = 1, max(n, 2)
-        ax.set_xlim(low - 0.5, high + 0.5)
+        ax.set_xlim(low - 0.22 * max(n, 10), high + 0.22 * max(n, 10))  # room for the names inside the axes
         ax.set_ylim(-(half + 1.5), 1.5 + 0.35 * len(groups))
         ax.hlines(0, low, high, color="black", lw=1)
         for r in range(low, high + 1):
