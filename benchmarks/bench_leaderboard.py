@@ -34,7 +34,12 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import analysis  # noqa: E402,F401  (first: it pins the numeric kernels, analysis/numerics.py)
 from analysis import config as study_config  # noqa: E402
 from analysis.simulate import leaderboard as lb  # noqa: E402
-from analysis.simulate.constraint_aware import accepted_run, objective_values, with_objective  # noqa: E402
+from analysis.simulate.constraint_aware import (  # noqa: E402
+    accepted_run,
+    objective_values,
+    study_strategies,
+    with_objective,
+)
 from analysis.simulate.jobs import max_proposals, space_data  # noqa: E402
 from analysis.simulate.registry import resolve_options  # noqa: E402
 from analysis.spaces.space import Space  # noqa: E402
@@ -49,11 +54,7 @@ def study_entries(configfile: Path) -> tuple[dict[str, dict], dict, list[tuple[s
     leaderboard's spaces (those of the constraint-aware study without a threshold), as the Snakefile has them."""
     config = study_config.validate(study_config.read_yaml(configfile), str(configfile))
     ca = config["constraint_aware"]
-    strategies = {f"{n}_{'aware' if a else 'unaware'}": {"algorithm": s["algorithm"], "options": s["options"],
-                                                        "constraint_aware": a}
-                  for n, s in ca["strategies"].items() for a in (True, False)}
-    if ca["random_search"]:
-        strategies["rs"] = {"algorithm": "rs", "options": {}, "constraint_aware": True}
+    strategies = study_strategies(ca)
     excluded = study_config.excluded_spaces(config)
     spaces = [(s["device"], s["kernel"]) for s in config["spaces"] if f"{s['device']}/{s['kernel']}" not in excluded]
     if ca["spaces"] is not None:

@@ -1,11 +1,11 @@
 """The leaderboard's scores (docs/leaderboard.md): one entry's methodology score on each of its spaces.
 
-Each entry is scored alone on each space (`score_runs` with only its runs), with the package's bagging
-seeded from the space and the entry, so that an entry's score never depends on which other entries
-the leaderboard has: a new strategy adds rows and changes none. The interval of a score is the
-percentile interval of its score on bootstrap resamples of its runs (`resampled_scores`, the
-constraint-aware study's rule). A space where any run of the entry failed gets no score: the
-reason (the first failure's last line and the count) says why.
+Each entry is scored alone on each space (`score_with_resamples` with only its runs), with the package's
+bagging seeded from the space alone, so that an entry's score never depends on which other entries the
+leaderboard has (a new strategy adds rows and changes none) and the same runs get the same score under
+any name. The interval of a score is the percentile interval of its score on bootstrap resamples of its
+runs, drawn from a seed of the space and the entry (the constraint-aware study's rule). A space where any
+run of the entry failed gets no score: the reason (the first failure's last line and the count) says why.
 """
 
 from __future__ import annotations

@@ -69,6 +69,18 @@ class RejectedRun(RuntimeError):
     """Every attempt of a repetition was rejected by the runner's rule (`run_accepted`)."""
 
 
+def study_strategies(ca: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The study's strategies from the config's `constraint_aware` section (defaults filled in): each of
+    `strategies` with and without awareness (`<name>_aware`, `<name>_unaware`), then random search (`rs`) when
+    `random_search` is on; name -> {algorithm, options, constraint_aware}."""
+    out = {f"{name}_{'aware' if aware else 'unaware'}": {"algorithm": spec["algorithm"], "options": spec["options"],
+                                                         "constraint_aware": aware}
+           for name, spec in ca["strategies"].items() for aware in (True, False)}
+    if ca["random_search"]:
+        out["rs"] = {"algorithm": "rs", "options": {}, "constraint_aware": True}
+    return out
+
+
 def objective_values(space: Space, threshold: Mapping[str, Any] | None) -> tuple[str, np.ndarray]:
     """The objective tuned on `space` and its value per configuration (ms).
 

@@ -1,6 +1,6 @@
 """What Kernel Tuner 1.5.0's `pyatf_strategies` needs to run pyATF 0.0.13 (the newest pyATF on PyPI).
 
-Two things, applied only around a run of that strategy (`analysis.simulate.engine`):
+Three things, applied only around a run of that strategy (`analysis.simulate.engine`):
 
 - Kernel Tuner's `Searchspace.get_tune_params_pyatf` builds each tuning parameter as
   `TP(name, values, constraint, constraint_source)`; pyATF 0.0.13's `TP` takes no fourth argument, so
@@ -12,7 +12,7 @@ Two things, applied only around a run of that strategy (`analysis.simulate.engin
 - Kernel Tuner prints the source of every restriction it compiles for pyATF to standard output; the
   run's standard output is discarded (logs and a command's output stay readable).
 
-Neither touches a search technique or Kernel Tuner's cost function: the proposals are pyATF's.
+None touches a search technique or Kernel Tuner's cost function: the proposals are pyATF's.
 """
 
 from __future__ import annotations

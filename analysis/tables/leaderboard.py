@@ -237,7 +237,7 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
         costs = dict(zip(frame["entry"], frame["cost_per_run"], strict=True))
     spaces = space_table(read_scores(score_files, entries), entries, min_budget)
     board = leaderboard(spaces, entries, boot, costs)
-    counted_entries = [e for e in board["entry"] if board.set_index("entry").loc[e, "n_spaces"] > 0]
+    counted_entries = board.loc[board["n_spaces"] > 0, "entry"].tolist()
     pairs, friedman = pairwise(spaces, counted_entries)
     comparison = pyatf_comparison(spaces, entries, boot, seed_001)
     curves = pd.concat([pd.read_parquet(p) for p in curve_files], ignore_index=True)

@@ -14,7 +14,7 @@ from analysis.tables import registry as study_tables
 from analysis.tables import summary as study_summary
 from analysis.errors import ConfigError
 from analysis.simulate.registry import strategy_source
-from analysis.simulate import leaderboard
+from analysis.simulate import constraint_aware, leaderboard
 
 try:
     study_config.check_workflow_config(config, workflow.configfiles, workflow.basedir)
@@ -62,15 +62,7 @@ ALL_SETTINGS = {**SETTINGS, **GRID_SETTINGS}
 # The constraint-aware study: its spaces and each strategy with and without awareness.
 CA = config["constraint_aware"]
 CA_SPACES = [key for key in STUDIED if CA["spaces"] is None or f"{key[0]}/{key[1]}" in CA["spaces"]]
-CA_STRATEGIES = {
-    f"{name}_{'aware' if aware else 'unaware'}": {
-        "algorithm": spec["algorithm"],
-        "options": spec["options"],
-        "constraint_aware": aware,
-    }
-    for name, spec in CA["strategies"].items()
-    for aware in (True, False)
-} | ({"rs": {"algorithm": "rs", "options": {}, "constraint_aware": True}} if CA["random_search"] else {})
+CA_STRATEGIES = constraint_aware.study_strategies(CA)
 # The leaderboard (docs/leaderboard.md): its entries, on the constraint-aware study's spaces tuned on time.
 LB = config["leaderboard"]
 try:
