@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from analysis import logs, numerics
-from analysis.errors import ArgumentError, InputError, json_argument
+from analysis.errors import ArgumentError, InputError, json_argument, summary
 
 log = logging.getLogger("analysis.cli")
 
@@ -670,6 +670,11 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         log.error("%s", exc)
         return 2
+    except Exception as exc:
+        # the traceback for the job's log, then one line that the workflow's rules show on the console
+        log.exception("%s failed", args.command)
+        print(f"error: {summary(exc)}", file=sys.stderr, flush=True)
+        return 1
     return status or 0
 
 

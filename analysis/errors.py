@@ -1,14 +1,45 @@
 """Errors raised on bad input; each names the file and the field at fault.
 
-`python -m analysis.cli` turns any InputError into a one-line message and exit status 2.
+`python -m analysis.cli` turns any InputError into a one-line message and exit status 2, and any other
+exception into its traceback and a last line that says what was raised where (`summary`).
 """
 
 from __future__ import annotations
 
 import json
+import sysconfig
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+_ANALYSIS = Path(__file__).resolve().parent
+_LIBRARIES = {Path(sysconfig.get_paths()[key]).resolve() for key in ("stdlib", "purelib", "platlib")}
+# Inside the installed libraries, the folders whose code is a search strategy: what a strategy's error points to.
+_STRATEGY_FOLDERS = ("kernel_tuner/strategies/", "pyatf/")
+
+
+def _is_strategy_code(filename: str) -> bool:
+    """Whether a frame's file is a search strategy's code: a user's file or module (anything outside this package
+    and the installed libraries), Kernel Tuner's strategies or pyATF."""
+    path = Path(filename).resolve()
+    if filename.startswith("<") or path.is_relative_to(_ANALYSIS):
+        return False
+    if any(path.is_relative_to(folder) for folder in _LIBRARIES):
+        return any(part in path.as_posix() for part in _STRATEGY_FOLDERS)
+    return True
+
+
+def summary(exc: BaseException) -> str:
+    """One line for the console: the exception's last line as a traceback ends, and where it was raised, in the
+    innermost frame of a strategy's code (a user's file, Kernel Tuner's strategies, pyATF) if one is on the
+    stack, else the innermost frame."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    if not frames:
+        return last
+    frame = next((f for f in reversed(frames) if _is_strategy_code(f.filename)), frames[-1])
+    return f"{last} (raised at {frame.filename}:{frame.lineno}, in {frame.name})"
 
 
 class InputError(ValueError):

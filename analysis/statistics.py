@@ -115,6 +115,13 @@ def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
 
+def p_text(p: float | None) -> str:
+    """A p-value for a sentence: `p < 0.001` below 0.001, else `p = ` with three significant digits."""
+    if p is None or np.isnan(p):
+        return "p not computed"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3g}"
+
+
 def holm(pvalues: Sequence[float]) -> np.ndarray:
     """Holm-Bonferroni adjusted p-values, in the order given (monotone in the raw p-values, capped at 1)."""
     p = np.asarray(pvalues, dtype=float)

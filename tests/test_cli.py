@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from analysis import cli
-from analysis.errors import ArgumentError, InputError, json_argument
+from analysis.errors import ArgumentError, InputError, json_argument, summary
 from helpers import REPO
 
 
@@ -146,3 +146,34 @@ def test_a_failed_check_is_status_1_not_an_input_error(tmp_path, capfd):
     assert cli.main(["kernel-sizes", "--readme", str(readme), "--check"]) == 1
     assert readme.read_text() == before
     assert "differs" in capfd.readouterr().out
+
+
+def test_an_unexpected_error_ends_with_its_last_line_and_where_a_strategy_raised_it(tmp_path, capfd):
+    """Any other exception: its traceback for the log, then one line naming it and the innermost frame of strategy
+    code (a user's file here, not the library code that called it)."""
+    strategy = tmp_path / "mine.py"
+    strategy.write_text("def tune():\n    return helper()\n\n\n"
+                        "def helper():\n    raise KeyError('no such parameter')\n")
+    namespace: dict = {}
+    exec(compile(strategy.read_text(), str(strategy), "exec"), namespace)
+    try:
+        namespace["tune"]()
+    except KeyError as exc:
+        assert summary(exc) == f"KeyError: 'no such parameter' (raised at {strategy}:6, in helper)"
+    try:
+        json_argument("--options", "{", dict)
+    except InputError as exc:  # raised in this package, called from code outside it: that caller is named
+        assert summary(exc).endswith(f"(raised at {__file__}:{exc.__traceback__.tb_lineno}, in "
+                                     "test_an_unexpected_error_ends_with_its_last_line_and_where_a_strategy_raised_it)")
+
+
+def test_the_command_line_turns_an_unexpected_error_into_status_1_and_one_last_line(monkeypatch, capfd):
+    def raising(args):
+        raise RuntimeError("something unforeseen")
+
+    monkeypatch.setattr(cli, "_fronts", raising)
+    status = cli.main(["fronts", "--space-parquet", "p", "--space-meta", "m", "--objective-sets", "{}",
+                       "--parquet", "f", "--json", "j"])
+    err = capfd.readouterr().err.strip().splitlines()
+    assert status == 1 and "Traceback" in "\n".join(err)
+    assert err[-1].startswith("error: RuntimeError: something unforeseen (raised at ") and "in raising)" in err[-1]

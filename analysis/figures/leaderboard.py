@@ -18,6 +18,7 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.patches import Rectangle
 
 from analysis.figures import style
+from analysis.statistics import p_text
 
 LINESTYLES = ("-", "--", "-.", ":")
 SCORE_FLOOR = -2.0  # the heatmap's colour scale and the time plot's axis stop here (lower scores: the tables)
@@ -36,8 +37,13 @@ def family_styles(board: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 
 def score_over_time(curves: pd.DataFrame, board: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
-    """One panel per family: its entries' mean score over the time fraction, every other entry in light grey."""
+    """One panel per family: its entries' mean score over the time fraction, every other entry in light grey. An
+    entry is averaged over the spaces where it has a score; one with fewer than the most says how many."""
     styles = family_styles(board)
+    most = int(board["n_spaces"].max()) if len(board) else 0
+    for entry, n in zip(board["entry"], board["n_spaces"], strict=True):
+        if entry in styles and 0 < n < most:
+            styles[entry]["label"] += f" ({int(n)} of {most} spaces)"
     families = list(dict.fromkeys(board["family"]))
     with style.context():
         fig, axes = style.figure(width=10, height=2.9 * len(families), nrows=len(families), ncols=1, sharex=True,
@@ -59,7 +65,8 @@ def score_over_time(curves: pd.DataFrame, board: pd.DataFrame, pdf: str | Path, 
             ax.set_ylabel("mean score\n(0: RS, 1: optimum)")
             ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         axes[-1, 0].set_xlabel("fraction of the methodology's time budget")
-        fig.suptitle(f"Leaderboard: mean score over spaces through the time budget (axis cut at {SCORE_FLOOR:g})")
+        fig.suptitle(f"Leaderboard: mean score over the {most} counted spaces through the time budget (an entry with "
+                     f"fewer: over its own; axis cut at {SCORE_FLOOR:g})")
         style.save(fig, pdf, png)
 
 
@@ -125,6 +132,8 @@ def critical_difference(pairs: pd.DataFrame, board: pd.DataFrame, pdf: str | Pat
     half = (n + 1) // 2
     spaces = int(pairs["complete_spaces"].iloc[0]) if len(pairs) else 0
     friedman = float(pairs["friedman_p"].iloc[0]) if len(pairs) else float("nan")
+    left_out = [e for e in str(pairs["left_out"].iloc[0]).split(", ") if e] if len(pairs) and \
+        "left_out" in pairs and pd.notna(pairs["left_out"].iloc[0]) else []
     with style.context():
         fig, ax = style.figure(width=11, height=1.6 + 0.22 * half + 0.12 * len(groups))
         low, high = 1, max(n, 2)
@@ -145,9 +154,11 @@ def critical_difference(pairs: pd.DataFrame, board: pd.DataFrame, pdf: str | Pat
             y = 0.6 + 0.35 * k
             ax.hlines(y, ranks[group[0]] - 0.1, ranks[group[-1]] + 0.1, color="tab:red", lw=2.5)
         ax.axis("off")
-        ax.set_title(f"Mean rank over the {spaces} spaces where every strategy has a score (1: best). Friedman p = "
-                     f"{friedman:.2g}; red bars join strategies no pairwise Wilcoxon signed-rank test tells apart "
-                     "after Holm's correction (α = 0.05)", fontsize="small", wrap=True)
+        omitted = (f" Not tested (no score on some spaces): {', '.join(names.get(e, e) for e in left_out)}."
+                   if left_out else "")
+        ax.set_title(f"Mean rank of the {n} strategies with a score on all {spaces} counted spaces (1: best); Friedman "
+                     f"{p_text(friedman)}. Red bars join strategies that no pairwise Wilcoxon signed-rank test tells "
+                     f"apart after Holm's correction (α = 0.05).{omitted}", fontsize="small", wrap=True)
         style.save(fig, pdf, png)
 
 

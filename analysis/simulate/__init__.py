@@ -24,6 +24,7 @@ _EXPORTS = {
     "options_markdown": "analysis.simulate.registry",
     "prepare_space": "analysis.simulate.engine",
     "resolve_options": "analysis.simulate.registry",
+    "seed_name": "analysis.simulate.registry",
     "simulate_run": "analysis.simulate.engine",
 }
 

@@ -38,6 +38,7 @@ import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -61,16 +62,25 @@ ADAPTER_OPTIONS: dict[str, tuple[str, Any]] = {
         "or already evaluated configurations); guards against an optimizer that proposes nothing new",
         STALE_LIMIT,
     ),
+    "invalid_cost": (
+        "What an invalid configuration (restriction-violating, or failed to compile or run) is told as: none "
+        "(None, for an optimizer that handles missing values) or worst (per objective, the worst valid cost told "
+        "before it in the run, 0 before any: for an optimizer that needs numbers)",
+        "none",
+    ),
 }
+INVALID_COSTS = ("none", "worst")
 
 #: Their rules, in the suite's terms (analysis.simulate.registry: a module's optional `_option_rules`), so that a
 #: config is checked against them when it is read; merge them as the options are.
-ADAPTER_RULES: dict[str, dict[str, Any]] = {"stale_limit": {"kind": "int", "low": 1}}
+ADAPTER_RULES: dict[str, dict[str, Any]] = {"stale_limit": {"kind": "int", "low": 1},
+                                            "invalid_cost": {"kind": "choice", "choices": INVALID_COSTS}}
 
 Cost = tuple[float, ...] | None
 """What an optimizer is told per candidate: one float per objective, all to be minimised (Kernel Tuner's
-cost: an objective where higher is better is negated), or None for an invalid configuration (it
-violates the restrictions, or failed to compile or run)."""
+cost: an objective where higher is better is negated), or, for an invalid configuration (it violates the
+restrictions, or failed to compile or run), None by default; with the option `invalid_cost: worst`, the
+worst valid cost told before it instead (see ADAPTER_OPTIONS)."""
 
 # Kernel Tuner's cost of an invalid configuration (kernel_tuner.util.get_result_cost), per objective
 _INVALID_COST = sys.float_info.max
@@ -92,6 +102,14 @@ class Problem:
         An optimizer draws all its randomness from it.
     options: the strategy's options, every key of its `_options` table (and of ADAPTER_OPTIONS) with
         the user's value or the default, as kernel_tuner.strategies.common.get_options resolves them.
+    max_evaluations: the run's budget of distinct evaluated configurations (Kernel Tuner's `max_fevals`,
+        at most the space's size; revisits and restriction-violating proposals are free), or None if the
+        run has no such limit. For an optimizer that needs its budget up front (Nevergrad's `budget`,
+        CMA-ES's `maxfevals`).
+    time_limit_s: the run's time limit in seconds, or None: in the suite's simulation the simulated
+        evaluation time (compile + verification + benchmark of first visits), under plain `tune_kernel`
+        Kernel Tuner's own limit (wall time plus simulated time). The run may end at either limit first;
+        an optimizer is never told a partial batch, so it needs no check of its own.
     """
 
     parameters: Mapping[str, tuple[Any, ...]]
@@ -99,6 +117,8 @@ class Problem:
     objectives: tuple[str, ...]
     seed: int
     options: Mapping[str, Any]
+    max_evaluations: int | None = None
+    time_limit_s: float | None = None
 
     @property
     def n_objectives(self) -> int:
@@ -188,6 +208,14 @@ def make_problem(searchspace: Any, tuning_options: Any, options_table: Mapping[s
     stale_limit = options["stale_limit"]
     if isinstance(stale_limit, bool) or not isinstance(stale_limit, int) or stale_limit < 1:
         raise ValueError(f"option 'stale_limit' must be an int >= 1, found {stale_limit!r}")
+    if options["invalid_cost"] not in INVALID_COSTS:
+        raise ValueError(f"option 'invalid_cost' must be one of {', '.join(INVALID_COSTS)}, found "
+                         f"{options['invalid_cost']!r}")
+    budget = tuning_options.get("budget")
+    max_fevals = getattr(budget, "max_fevals", None) if budget is not None else tuning_options.get("max_fevals")
+    time_limit = getattr(budget, "time_limit", None) if budget is not None else tuning_options.get("time_limit")
+    if isinstance(time_limit, timedelta):
+        time_limit = time_limit.total_seconds()
     seed = tuning_options.get("seed")
     if seed is None:
         seed = int(np.random.randint(0, 2**31 - 1))
@@ -198,6 +226,8 @@ def make_problem(searchspace: Any, tuning_options: Any, options_table: Mapping[s
         objectives=tuple(tuning_options.objective),
         seed=int(seed),
         options=MappingProxyType(options),
+        max_evaluations=None if max_fevals is None else int(min(max_fevals, getattr(searchspace, "size", max_fevals))),
+        time_limit_s=None if time_limit is None else float(time_limit),
     )
 
 
@@ -209,6 +239,21 @@ def _cost(value: Any, n_objectives: int) -> Cost:
     if all(c == _INVALID_COST for c in costs):  # get_result_cost's marker of an InvalidConfig or a failure
         return None
     return costs
+
+
+def _told(costs: list[Cost], worst: list[float] | None, invalid_cost: str,
+          n_objectives: int) -> tuple[list[Cost], list[float] | None]:
+    """A batch's costs as the optimizer is told them, and the worst valid cost per objective after it: with
+    `invalid_cost` "worst", an invalid configuration's None becomes the worst valid cost told before it in the run
+    (0 per objective before any)."""
+    told = []
+    for cost in costs:
+        if cost is not None:
+            worst = list(cost) if worst is None else [max(w, c) for w, c in zip(worst, cost)]
+        elif invalid_cost == "worst":
+            cost = tuple(worst) if worst is not None else (0.0,) * n_objectives
+        told.append(cost)
+    return told, worst
 
 
 def tune_with(
@@ -234,6 +279,7 @@ def tune_with(
     """
     problem = make_problem(searchspace, tuning_options, options_table)
     stale_limit = problem.options["stale_limit"]
+    worst: list[float] | None = None
     optimizer = make_optimizer(problem)
     cost_func = CostFunc(searchspace, tuning_options, runner, snap=False)
     evaluated = cost_func.unique_results  # key -> result of every configuration evaluated so far
@@ -258,7 +304,9 @@ def tune_with(
             if stale >= stale_limit:
                 logger.info("stopped: %d proposals in a row brought no new evaluation (stale_limit)", stale)
                 break
-            optimizer.tell(candidates, [_cost(value, problem.n_objectives) for value in values])
+            told, worst = _told([_cost(value, problem.n_objectives) for value in values], worst,
+                                problem.options["invalid_cost"], problem.n_objectives)
+            optimizer.tell(candidates, told)
     except kt_util.StopCriterionReached as e:
         logger.debug("stopped: %s", e)
     return cost_func.results

@@ -34,7 +34,7 @@ import pandas as pd
 from analysis.errors import InputError
 from analysis.io import write_json, write_parquet
 from analysis.objectives import custom_objective
-from analysis.simulate import derive_seed, get_algorithm, resolve_options, simulate_run
+from analysis.simulate import derive_seed, get_algorithm, resolve_options, seed_name, simulate_run
 from analysis.simulate.jobs import max_proposals, space_data
 from analysis.spaces.methodology import budget_for_space, run_accepted
 from analysis.spaces.space import Space
@@ -163,7 +163,8 @@ def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[st
     started = time.perf_counter()
     for rep in range(repetitions):
         identity = dict(space=f"{space.device}/{space.kernel}", objective=objective, threshold=threshold,
-                        algorithm=algorithm, options=options, time_limit_ms=limits["time_limit_ms"], repetition=rep)
+                        algorithm=seed_name(algorithm), options=options, time_limit_ms=limits["time_limit_ms"],
+                        repetition=rep)
         trace, seed, attempts = accepted_run(data, algorithm, options, size, limits, cap, identity)
         # an accepted run has two valid evaluations or more (run_accepted), so no block is empty and the
         # column types are those that concatenating a frame per run gives

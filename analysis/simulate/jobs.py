@@ -12,7 +12,7 @@ import pandas as pd
 
 from analysis.errors import InputError
 from analysis.io import write_parquet
-from analysis.simulate import KernelTunerSpace, derive_seed, resolve_options, simulate_run
+from analysis.simulate import KernelTunerSpace, derive_seed, resolve_options, seed_name, simulate_run
 from analysis.simulate.kt_space import gc_paused
 from analysis.simulate.setup import fresh_searchspace
 from analysis.spaces.export import to_kt_cache
@@ -45,8 +45,8 @@ def run_identity(space: Space, objective_set: str, algorithm: str, options: dict
     """
     if purpose not in PURPOSES:
         raise ValueError(f"unknown run purpose '{purpose}' (known: {', '.join(PURPOSES)})")
-    identity = {"space": f"{space.device}/{space.kernel}", "objective_set": objective_set, "algorithm": algorithm,
-                "options": options, "budget": budget, "repetition": repetition}
+    identity = {"space": f"{space.device}/{space.kernel}", "objective_set": objective_set,
+                "algorithm": seed_name(algorithm), "options": options, "budget": budget, "repetition": repetition}
     if purpose != "comparison":
         identity["purpose"] = purpose
     return identity

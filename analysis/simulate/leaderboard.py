@@ -27,7 +27,7 @@ import pandas as pd
 
 from analysis.io import write_parquet
 from analysis.names import display_name
-from analysis.simulate import resolve_options
+from analysis.simulate import resolve_options, seed_name
 from analysis.simulate.constraint_aware import accepted_run, objective_values, read_budget, with_objective
 from analysis.simulate.jobs import max_proposals, space_data
 from analysis.spaces.methodology import ScoreSettings
@@ -147,7 +147,8 @@ def run(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], name: str, 
         data = space_data(space, [objective])
         size, cap = len(space.table), max_proposals(space, proposal_cap)
         for rep in range(repetitions):
-            identity = dict(space=label, objective=objective, threshold=None, algorithm=algorithm, options=options,
+            identity = dict(space=label, objective=objective, threshold=None, algorithm=seed_name(algorithm),
+                            options=options,
                             time_limit_ms=limits["time_limit_ms"], repetition=rep)
             try:
                 trace, seed, attempts = accepted_run(data, algorithm, options, size, limits, cap, identity)

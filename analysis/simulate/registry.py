@@ -411,10 +411,21 @@ def get_algorithm(name: str) -> Algorithm:
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 
+def seed_name(name: str) -> str:
+    """The algorithm as a run's identity, and so its seed, holds it: a registered name or a dotted import path as it
+    is; a `.py` strategy file by its file name without the folder (`file:mytuner`), so that `/tmp/x/mytuner.py`,
+    `./mytuner.py` and `mytuner.py` make the same runs wherever the file lies or however the path is written. Two
+    different files of one name share seeds as two versions of one strategy do (an edited file keeps its seeds, so
+    a change is compared run for run); give a file another name to draw other seeds."""
+    if name.endswith(".py") and name not in ALGORITHMS:
+        return f"file:{Path(name).stem}"
+    return name
+
+
 def strategy_path(name: str) -> Path:
     """The file a `.py` strategy name means: an absolute path as it is; a relative one in the working directory,
     else in the repository (where the config's data paths are read from, so that `snakemake -d elsewhere` finds
-    examples/ too). The name as written, not this path, is what a run's identity and seed contain."""
+    examples/ too). Neither the path nor the name as written enters a run's seed (`seed_name`)."""
     path = Path(name).expanduser()
     if path.is_absolute() or path.is_file():
         return path.resolve()

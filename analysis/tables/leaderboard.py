@@ -6,9 +6,11 @@
   (`analysis.indicators.leaderboard`), the rank among the entries scored there, and why a score is missing.
 - `tables/pyatf_comparison.csv`: seed 001 §VI-D again: pyATF's techniques against Kernel Tuner's
   constraint-aware strategies with seed 001's hyperparameters, beside seed 001's values (config).
-- `tables/leaderboard_pairs.csv`: the critical-difference test: Friedman's test over the spaces where every
-  entry has a score, then every pair of entries by Wilcoxon's signed-rank test over those spaces, with
-  Holm's correction (Benavoli, Corani and Mangili 2016 advise pairwise tests over a mean-rank post-hoc test).
+- `tables/leaderboard_pairs.csv`: the critical-difference test over the entries that have a score on every
+  counted space (an entry run on fewer spaces, or without a score on some, is named and left out: a complete
+  block design needs every entry on every space): Friedman's test over the spaces, then every pair of entries
+  by Wilcoxon's signed-rank test, with Holm's correction (Benavoli, Corani and Mangili 2016 advise pairwise
+  tests over a mean-rank post-hoc test).
 
 A space whose methodology budget is fewer evaluations than `min_budget_evaluations` is in
 leaderboard_spaces (flagged) and in no aggregate, as in the constraint-aware study.
@@ -28,7 +30,8 @@ from scipy import stats
 from analysis.indicators.leaderboard import read_scores
 from analysis.io import write_csv, write_parquet, write_text
 from analysis.markdown import to_markdown
-from analysis.statistics import Bootstrap, holm
+from analysis.simulate.registry import resolve_options
+from analysis.statistics import Bootstrap, holm, p_text
 from analysis.tables.constraint_aware import exclusion
 
 # The entries of each side of seed 001 §VI-D's comparison (Fig. 6): pyATF's techniques against the four
@@ -57,11 +60,57 @@ def _counted(spaces: pd.DataFrame) -> pd.DataFrame:
     return spaces[spaces["excluded"].fillna("") == ""]
 
 
+def same_runs(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Entry -> the earlier entry whose algorithm and options, defaults filled in, are its own: a run's seed follows
+    its identity, so the two make the same runs (Kernel Tuner's defaults can be a study's tuned settings). Entries
+    whose algorithm the registry does not know (a user's file not loaded here) are not compared."""
+    seen: dict[str, str] = {}
+    twins = {}
+    for name, entry in entries.items():
+        if entry.get("algorithm") is None:
+            continue
+        try:
+            key = json.dumps([entry["algorithm"], resolve_options(entry["algorithm"], entry["options"])],
+                             sort_keys=True, default=str)
+        except ValueError:
+            continue
+        if key in seen:
+            twins[name] = seen[key]
+        else:
+            seen[key] = name
+    return twins
+
+
+def missing_summary(reasons: pd.Series) -> str:
+    """Why an entry has no score on some spaces, one clause per kind: spaces with failed runs grouped by the failure
+    (with the range of failed runs per space), spaces not run grouped by the entry's budget limit, other reasons."""
+    failed: dict[str, list[int]] = {}
+    runs: dict[str, str] = {}
+    other: dict[str, int] = {}
+    for reason in reasons.fillna("no score"):
+        head, _, message = reason.partition(" runs failed: ")
+        if message:
+            count, _, of = head.partition(" of ")
+            failed.setdefault(message, []).append(int(count))
+            runs[message] = of
+            continue
+        if reason.startswith("not run: budget "):
+            reason = "not run: budget over its " + reason.split(", over its ", 1)[-1]
+        other[reason] = other.get(reason, 0) + 1
+    clauses = []
+    for message, counts in failed.items():
+        span = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}–{max(counts)}"
+        clauses.append(f"{len(counts)} with failed runs ({span} of {runs[message]} each): {message}")
+    clauses += [f"{n} {reason}" for reason, n in other.items()]
+    return "; ".join(clauses)
+
+
 def leaderboard(spaces: pd.DataFrame, entries: Mapping[str, Mapping[str, Any]], boot: Bootstrap,
                 costs: Mapping[str, float]) -> pd.DataFrame:
     """One row per entry, best mean score first."""
     counted = _counted(spaces)
     all_spaces = counted["space"].nunique()
+    twins = same_runs(entries)
     best = counted.loc[counted.groupby("space")["score"].transform("max") == counted["score"]]
     rows = []
     for name, entry in entries.items():
@@ -76,8 +125,11 @@ def leaderboard(spaces: pd.DataFrame, entries: Mapping[str, Mapping[str, Any]], 
             notes.append(f"run only on spaces with budgets up to {entry['max_budget_evaluations']} evaluations "
                          "(costly; leaderboard.fewer_spaces)")
         if len(scored) < all_spaces:
-            reasons = sorted(set(mine.loc[mine["score"].isna(), "missing_reason"]))
-            notes.append(f"no score on {all_spaces - len(scored)} of {all_spaces} spaces: " + "; ".join(reasons))
+            notes.append(f"no score on {all_spaces - len(scored)} of {all_spaces} spaces: "
+                         + missing_summary(mine.loc[mine["score"].isna(), "missing_reason"]))
+        if name in twins:
+            notes.append(f"the same runs as {entries[twins[name]]['display']} ({twins[name]}): the same algorithm and "
+                         "options once Kernel Tuner's defaults are filled in")
         rows.append({
             "entry": name, "display": entry["display"], "family": entry["family"], "kt_name": entry["kt_name"],
             "options": json.dumps(entry["options"], sort_keys=True) if entry["options"] else "Kernel Tuner's defaults",
@@ -93,14 +145,25 @@ def leaderboard(spaces: pd.DataFrame, entries: Mapping[str, Mapping[str, Any]], 
                              kind="stable").reset_index(drop=True)
 
 
-def pairwise(spaces: pd.DataFrame, entries: Sequence[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+def complete_entries(board: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The entries with a score on every counted space (in the board's order), and those with a score on some but
+    not all (left out of the pairwise tests)."""
+    most = int(board["n_spaces"].max()) if len(board) else 0
+    complete = board.loc[(board["n_spaces"] == most) & (most > 0), "entry"].tolist()
+    partial = board.loc[(board["n_spaces"] > 0) & (board["n_spaces"] < most), "entry"].tolist()
+    return complete, partial
+
+
+def pairwise(spaces: pd.DataFrame, entries: Sequence[str],
+             left_out: Sequence[str] = ()) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Friedman's test over the complete blocks (spaces where every entry in `entries` has a score), then Wilcoxon's
-    signed-rank test of every pair over them with Holm's correction. Returns the pairs and the Friedman summary."""
+    signed-rank test of every pair over them with Holm's correction. Returns the pairs and the Friedman summary;
+    `left_out` (entries not tested, for want of a score on every space) is recorded in both."""
     counted = _counted(spaces)
     wide = counted.pivot(index="space", columns="entry", values="score")[list(entries)]
     complete = wide.dropna()
     summary = {"entries": len(entries), "complete_spaces": len(complete), "friedman_statistic": math.nan,
-               "friedman_p": math.nan}
+               "friedman_p": math.nan, "left_out": list(left_out)}
     if len(complete) >= 2 and len(entries) >= 3:
         result = stats.friedmanchisquare(*[complete[e].to_numpy() for e in entries])
         summary.update(friedman_statistic=float(result.statistic), friedman_p=float(result.pvalue))
@@ -123,6 +186,7 @@ def pairwise(spaces: pd.DataFrame, entries: Sequence[str]) -> tuple[pd.DataFrame
     pairs["significant"] = pairs["p_holm"] < 0.05
     pairs["complete_spaces"] = len(complete)
     pairs["friedman_p"] = summary["friedman_p"]
+    pairs["left_out"] = ", ".join(left_out)
     return pairs, summary
 
 
@@ -200,8 +264,9 @@ LEADERBOARD_DOCS = {
     "ci_low": "95 % percentile interval of the mean by a bootstrap over spaces (tables.bootstrap_resamples).",
     "mean_rank": "Mean over its spaces of its rank among the entries scored there (1: best).",
     "spaces_best": "Spaces where its score is the highest.",
-    "cost_per_run": "Wall seconds per run over one calibration run (benchmarks/bench_leaderboard.py; empty: not "
-                    "measured).",
+    "cost_per_run": "Wall seconds per run over the seconds of one calibration run (benchmarks/bench_leaderboard.py, "
+                    "leaderboard.cost_file; empty for a constraint-aware entry, whose runs that study makes, and "
+                    "where not measured).",
     "n_spaces": "Spaces with a score (excluded spaces and spaces with a failed run are not counted).",
 }
 SPACES_DOCS = {
@@ -218,10 +283,31 @@ PYATF_DOCS = {
     "ci_low": "95 % percentile interval by a bootstrap over spaces.",
 }
 PAIRS_DOCS = {
-    "p": "Wilcoxon's signed-rank test over the complete spaces (every entry scored).",
-    "p_holm": "p with Holm's correction over all pairs.",
-    "friedman_p": "Friedman's test of all entries over the complete spaces.",
+    "p": "Wilcoxon's signed-rank test over the complete spaces (every tested entry scored); empty where the two "
+         "entries' scores are equal on every space.",
+    "p_holm": "p with Holm's correction over all pairs with a p.",
+    "friedman_p": "Friedman's test of the tested entries over the complete spaces.",
+    "left_out": "Entries with a score on some spaces but not all, so in no pair (a complete block design).",
 }
+
+
+
+def read_costs(path: str | Path) -> dict[str, float]:
+    """Entry -> cost per run in calibration runs, from benchmarks/bench_leaderboard.py's CSV; a ValueError naming
+    the file and the field if a column is missing, an entry repeats or a cost is not a number."""
+    frame = pd.read_csv(path)
+    for column in ("entry", "cost_per_run"):
+        if column not in frame:
+            raise ValueError(f"{path}: no column {column!r} (leaderboard.cost_file: the CSV of "
+                             "benchmarks/bench_leaderboard.py)")
+    repeated = sorted(frame.loc[frame["entry"].duplicated(), "entry"])
+    if repeated:
+        raise ValueError(f"{path}: entry {repeated[0]!r} appears more than once")
+    costs = pd.to_numeric(frame["cost_per_run"], errors="coerce")
+    bad = frame.loc[costs.isna() | (costs < 0), "entry"].tolist()
+    if bad:
+        raise ValueError(f"{path}: cost_per_run of {bad[0]!r} is not a non-negative number")
+    return dict(zip(frame["entry"], costs.astype(float), strict=True))
 
 
 def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
@@ -233,18 +319,16 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
     boot = Bootstrap(bootstrap_resamples, bootstrap_seed)
     costs: dict[str, float] = {}
     if cost_file:
-        frame = pd.read_csv(cost_file)
-        costs = dict(zip(frame["entry"], frame["cost_per_run"], strict=True))
+        costs = read_costs(cost_file)
     spaces = space_table(read_scores(score_files, entries), entries, min_budget)
     board = leaderboard(spaces, entries, boot, costs)
-    counted_entries = board.loc[board["n_spaces"] > 0, "entry"].tolist()
-    pairs, friedman = pairwise(spaces, counted_entries)
+    pairs, friedman = pairwise(spaces, *complete_entries(board))
     comparison = pyatf_comparison(spaces, entries, boot, seed_001)
     curves = pd.concat([pd.read_parquet(p) for p in curve_files], ignore_index=True)
     write_csv(board, out_dir / "leaderboard.csv")
     title = (f"Leaderboard: methodology score over {spaces.loc[spaces['excluded'].fillna('') == '', 'space'].nunique()}"
-             f" spaces tuned on time (Friedman over {friedman['complete_spaces']} complete spaces: "
-             f"p = {friedman['friedman_p']:.3g})")
+             f" spaces tuned on time (Friedman's test of the {friedman['entries']} entries scored on every one of "
+             f"them: {p_text(friedman['friedman_p'])})")
     write_text(to_markdown(board, title, LEADERBOARD_DOCS), out_dir / "leaderboard.md")
     write_csv(spaces, out_dir / "leaderboard_spaces.csv")
     write_text(to_markdown(spaces, "Leaderboard: score per entry and space", SPACES_DOCS),
@@ -253,7 +337,9 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
     write_text(to_markdown(comparison, "Seed 001 §VI-D again: pyATF's techniques against the constraint-aware "
                                        "strategies", PYATF_DOCS), out_dir / "pyatf_comparison.md")
     write_csv(pairs, out_dir / "leaderboard_pairs.csv")
-    write_text(to_markdown(pairs, "Leaderboard: pairwise tests behind the critical-difference diagram", PAIRS_DOCS),
+    write_text(to_markdown(pairs, f"Leaderboard: pairwise tests behind the critical-difference diagram "
+                                  f"({friedman['entries']} entries with a score on all {friedman['complete_spaces']} "
+                                  f"spaces; left out: {', '.join(friedman['left_out']) or 'none'})", PAIRS_DOCS),
                out_dir / "leaderboard_pairs.md")
     write_parquet(aggregate_curves(curves, spaces), curves_out)
     for entry in (name for name, e in entries.items() if e["family"] == "user"):

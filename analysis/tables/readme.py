@@ -20,7 +20,7 @@ import yaml
 
 from analysis import markdown
 from analysis.names import DISPLAY
-from analysis.statistics import censored_median, relative_improvement
+from analysis.statistics import censored_median, p_text, relative_improvement
 from analysis.tables import changes
 from analysis.tables.comparison import HELD_OUT, SMALL_N, SMALL_N_FLAG, held_out_scope
 from analysis.tables.compile_sensitivity import OUTSIDE_CHECK
@@ -860,8 +860,8 @@ def pyatf_sentence(t: Tables) -> str:
         verdict = ("above pyATF's" if d["ci_low"] > 0 else "below pyATF's" if d["ci_high"] < 0
                    else "not told apart from pyATF's")
         text += (f" Paired by space, the constraint-aware side's mean minus pyATF's is "
-                 f"{interval(d['score'], d['ci_low'], d['ci_high'], 3)} (Wilcoxon signed-rank p = "
-                 f"{num(d['wilcoxon_p'], 3)}): by its interval, {verdict}.")
+                 f"{interval(d['score'], d['ci_low'], d['ci_high'], 3)} (Wilcoxon signed-rank "
+                 f"{p_text(d['wilcoxon_p'])}): by its interval, {verdict}.")
     if not de.empty:
         ahead = int((de["score"] > 0).sum())
         text += (f" Kernel Tuner's constraint-aware DE scores above pyATF's DE on {ahead} of {len(de)} spaces "
@@ -907,6 +907,8 @@ def readme_leaderboard(t: Tables) -> str:
     names = dict(zip(board["entry"], board["display"], strict=True))
     friedman = pairs["friedman_p"].iloc[0] if len(pairs) else math.nan
     complete = int(pairs["complete_spaces"].iloc[0]) if len(pairs) else 0
+    tested = len(set(pairs["entry_a"]) | set(pairs["entry_b"]))
+    left_out = [e for e in str(pairs["left_out"].iloc[0]).split(", ") if e] if len(pairs) else []
     return "\n\n".join(filter(None, [
         f"**The field's tuners** (`tables/leaderboard.csv`, every entry and space in `tables/leaderboard_spaces.csv`; "
         f"[docs/leaderboard.md](docs/leaderboard.md)): {len(board)} strategies ("
@@ -915,7 +917,9 @@ def readme_leaderboard(t: Tables) -> str:
         "by the methodology on the spaces tuned on time. The ten best by mean score (95 % bootstrap interval over "
         "spaces; cost per run in calibration runs where measured):",
         leaderboard_rows(t, 10),
-        (f"Friedman's test over the {complete} spaces where every strategy has a score: p = {num(friedman, 3)}. "
+        (f"Friedman's test of the {tested} strategies with a score on all {complete} spaces"
+         + (f" (not {listing([names[e] for e in left_out])}, which lack some)" if left_out else "")
+         + f": {p_text(friedman)}. "
          + (f"Wilcoxon's signed-rank tests with Holm's correction do not tell {listing([names[e] for e in tied[1:]])} "
             f"apart from {names[tied[0]]}, the best mean rank there." if len(tied) > 1 else
             (f"Wilcoxon's signed-rank tests with Holm's correction tell every other strategy apart from "

@@ -18,6 +18,7 @@ from kernel_tuner.interface import Options
 
 from analysis.simulate import KernelTunerSpace
 from analysis.simulate.asktell import ADAPTER_OPTIONS, CandidateError, Problem, make_problem, tune_with
+from analysis.simulate.budget import SimulatedTimeBudget
 from analysis.simulate.reference import write_cache_json
 from helpers import HUB, LIMIT, REPO, TINY_FAILED, TINY_PARAMS, tiny_cache, tiny_space
 
@@ -149,6 +150,48 @@ def test_costs_are_told_and_invalid_configurations_as_none(tiny_json: Path) -> N
     assert set(configs(results, PARAMS)) == {tuple(e[p] for p in PARAMS) for e in entries.values()}
 
 
+def test_invalid_configurations_told_as_the_worst_valid_cost_before_them(tiny_json: Path) -> None:
+    space = tiny_space(2)
+    run_tune_kernel(space, tiny_json, strategy(Exhaustive), 1000, seed=1, options={"invalid_cost": "worst"})
+    as_none = dict(Exhaustive.told)
+    run_tune_kernel(space, tiny_json, strategy(Exhaustive), 1000, seed=1)
+    plain = Exhaustive.told
+    worst, invalid = None, 0
+    for indices, cost in plain:  # the same proposals; None replaced by the running worst valid cost
+        if cost is None:
+            invalid += 1
+            assert as_none[indices] == (tuple(worst) if worst is not None else (0.0, 0.0)), indices
+        else:
+            assert as_none[indices] == cost
+            worst = list(cost) if worst is None else [max(w, c) for w, c in zip(worst, cost, strict=True)]
+    assert invalid > 0
+    with pytest.raises(ValueError, match="invalid_cost"):
+        run_tune_kernel(space, tiny_json, strategy(Exhaustive), 10, seed=1, options={"invalid_cost": "nan"})
+
+
+class Recorder(Exhaustive):
+    """Exhaustive, remembering the Problem it was given."""
+
+    problem: Problem | None = None
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem)
+        Recorder.problem = problem
+
+
+def test_an_optimizer_knows_its_budget(tiny_json: Path) -> None:
+    space = tiny_space(1)
+    run_tune_kernel(space, tiny_json, strategy(Recorder), 9, seed=1)
+    assert Recorder.problem.max_evaluations == 9 and Recorder.problem.time_limit_s is None
+    run_tune_kernel(space, tiny_json, strategy(Recorder), 10_000, seed=1)  # capped at the space's size, as KT does
+    valid = sum(a * b <= LIMIT for a, b, _ in itertools.product(*TINY_PARAMS.values()))
+    assert Recorder.problem.max_evaluations == valid
+    searchspace = types.SimpleNamespace(tune_params=TINY_PARAMS, size=20)
+    budget = SimulatedTimeBudget(2500.0, 30)  # the suite's clock: simulated milliseconds
+    problem = make_problem(searchspace, Options(strategy_options={}, objective=["time"], seed=1, budget=budget), {})
+    assert problem.max_evaluations == 20 and problem.time_limit_s == 2.5
+
+
 def test_budget_counts_distinct_evaluations_and_stops_mid_batch(tiny_json: Path) -> None:
     space = tiny_space(1)
     results = run_tune_kernel(space, tiny_json, strategy(lambda p: Exhaustive(p, batch=50)), 9, seed=1)
@@ -208,7 +251,8 @@ def test_problem_seed_options_and_layout() -> None:
     problem = make_problem(searchspace, Options(strategy_options={"popsize": 8, "max_fevals": 10},
                                                 objective=["time", "energy"], seed=11), table)
     assert problem.seed == 11 and problem.n_objectives == 2 and problem.sizes == (6, 5, 2)
-    assert dict(problem.options) == {"stale_limit": ADAPTER_OPTIONS["stale_limit"][1], "popsize": 8}
+    assert dict(problem.options) == {"stale_limit": ADAPTER_OPTIONS["stale_limit"][1], "invalid_cost": "none",
+                                     "popsize": 8}
     assert problem.names == tuple(PARAMS) and problem.parameters["b"] == (1, 2, 4, 8, 16)
     # no seed: one drawn from NumPy's global generator, so a globally seeded run still reproduces
     unseeded = Options(strategy_options={}, objective=["time"], seed=None)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -17,10 +18,11 @@ from analysis.config import load as load_config
 from analysis.errors import ConfigError
 from analysis.figures import style
 from analysis.names import DISPLAY, display_name
-from analysis.simulate import KernelTunerSpace, get_algorithm, resolve_options, simulate_run
+from analysis.simulate import KernelTunerSpace, derive_seed, get_algorithm, resolve_options, seed_name, simulate_run
+from analysis.simulate.jobs import run_identity
 from analysis.simulate.reference import tune_kernel_trace
 from analysis.simulate.registry import ALGORITHMS, OptionError, strategy_source
-from helpers import REPO
+from helpers import REPO, tiny_space
 
 HUB = REPO / "data" / "benchmark_hub"
 
@@ -208,6 +210,26 @@ def test_the_same_run_in_two_processes(climber: str) -> None:
                            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}).stdout
             for seed in ("1", "2")]
     assert outs[0] == outs[1] and outs[0].startswith("(")
+
+
+def test_a_strategy_files_seeds_follow_its_name_not_its_path(climber: str, tmp_path: Path, monkeypatch) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "climber.py").write_text(CLIMBER + "\n# edited\n")
+    (elsewhere / "hill.py").write_text(CLIMBER)
+    monkeypatch.chdir(tmp_path)
+    space = SimpleNamespace(device="GPU", kernel="k")
+    seeds = {name: derive_seed(**run_identity(space, "time", name, {"restarts": 5}, 20, 0))
+             for name in (climber, "climber.py", "./elsewhere/climber.py", str(elsewhere / "climber.py"),
+                          "elsewhere/hill.py", "nsga2")}
+    assert seed_name(climber) == "file:climber" and seed_name("nsga2") == "nsga2"
+    assert seed_name("kernel_tuner.strategies.greedy_ils") == "kernel_tuner.strategies.greedy_ils"
+    same = {seeds[n] for n in (climber, "climber.py", "./elsewhere/climber.py", str(elsewhere / "climber.py"))}
+    assert len(same) == 1 and seeds["elsewhere/hill.py"] not in same and seeds["nsga2"] not in same
+    # the same run from two spellings of one file's path
+    runs = [simulate_run(tiny_space(1), name, {"restarts": 5}, 20, seeds[name]).comparable()
+            for name in (climber, str(elsewhere / "climber.py"))]
+    assert runs[0] == runs[1]
 
 
 def test_strategy_source_is_tracked_only_under_the_working_directory(climber: str, monkeypatch) -> None:

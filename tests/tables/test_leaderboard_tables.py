@@ -11,8 +11,18 @@ import pytest
 from scipy import stats
 
 from analysis.figures.leaderboard import indistinct_groups, mean_ranks
-from analysis.statistics import Bootstrap
-from analysis.tables.leaderboard import leaderboard, pairwise, pyatf_comparison, space_table, user_page
+from analysis.statistics import Bootstrap, p_text
+from analysis.tables.leaderboard import (
+    complete_entries,
+    leaderboard,
+    missing_summary,
+    pairwise,
+    pyatf_comparison,
+    read_costs,
+    same_runs,
+    space_table,
+    user_page,
+)
 from helpers import LB_ENTRIES as ENTRIES
 from helpers import LB_SPACES as SPACES
 from helpers import LB_VALUES as VALUES
@@ -59,6 +69,80 @@ def test_pairwise_tests_are_scipys_with_holms_correction() -> None:
         holm[key] = min(1.0, running)
     assert {(r.entry_a, r.entry_b): r.p_holm for r in pairs.itertuples()} == pytest.approx(holm)
     assert (pairs["significant"] == (pairs["p_holm"] < 0.05)).all()
+
+
+def test_the_tests_leave_out_an_entry_without_a_score_on_every_space_not_the_spaces() -> None:
+    values = {k: list(v) for k, v in VALUES.items()}
+    values["c"][1] = math.nan  # c has no score on GPU1: it leaves the tests, GPU1 stays in them
+    spaces = space_table(_scores(values), ENTRIES, 20)
+    board = leaderboard(spaces, ENTRIES, Bootstrap(200, 0), {})
+    tested, left_out = complete_entries(board)
+    assert set(tested) == set(ENTRIES) - {"c"} and left_out == ["c"]
+    pairs, friedman = pairwise(spaces, tested, left_out)
+    wide = pd.DataFrame(values, index=SPACES)
+    assert friedman["complete_spaces"] == len(SPACES) and friedman["left_out"] == ["c"]
+    assert friedman["friedman_p"] == pytest.approx(stats.friedmanchisquare(*[wide[n] for n in tested]).pvalue)
+    assert "c" not in set(pairs["entry_a"]) | set(pairs["entry_b"])
+    assert len(pairs) == len(tested) * (len(tested) - 1) // 2
+    assert (pairs["left_out"] == "c").all() and (pairs["complete_spaces"] == len(SPACES)).all()
+
+
+def test_two_entries_with_equal_scores_everywhere_have_no_test() -> None:
+    values = {k: list(v) for k, v in VALUES.items()}
+    values["b"] = list(values["a"])
+    pairs, _ = pairwise(space_table(_scores(values), ENTRIES, 20), list(ENTRIES))
+    same = pairs[(pairs["entry_a"] == "a") & (pairs["entry_b"] == "b")].iloc[0]
+    assert math.isnan(same["p"]) and math.isnan(same["p_holm"]) and not same["significant"]
+    assert pairs.drop(same.name)["p_holm"].notna().all()
+
+
+def test_entries_with_the_same_options_once_defaults_are_filled_in_are_named_twins() -> None:
+    entries = {
+        "diff_evo": {"algorithm": "diff_evo", "options": {}},
+        "ca_de": {"algorithm": "diff_evo", "options": {"method": "best1bin", "CR": 0.6, "F": 0.7, "popsize": 16,
+                                                      "constraint_aware": True}},
+        "ca_de_other": {"algorithm": "diff_evo", "options": {"popsize": 30}},
+        "mine": {"algorithm": "/not/loaded/here.py", "options": {}},
+        "handmade": {"options": {}},
+    }
+    assert same_runs(entries) == {"ca_de": "diff_evo"}
+
+
+def test_missing_scores_are_summarised_by_kind() -> None:
+    reasons = pd.Series(["3 of 25 runs failed: ValueError: boom", "12 of 25 runs failed: ValueError: boom",
+                         "1 of 25 runs failed: KeyError: 'x'",
+                         "not run: budget 1050 evaluations, over its 400 (leaderboard.fewer_spaces)",
+                         "not run: budget 598 evaluations, over its 400 (leaderboard.fewer_spaces)", "no runs"])
+    assert missing_summary(reasons) == (
+        "2 with failed runs (3–12 of 25 each): ValueError: boom; 1 with failed runs (1 of 25 each): KeyError: 'x'; "
+        "2 not run: budget over its 400 (leaderboard.fewer_spaces); 1 no runs")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("entry,seconds\na,1\n", "no column 'cost_per_run'"),
+    ("entry,cost_per_run\na,1\na,2\n", "entry 'a' appears more than once"),
+    ("entry,cost_per_run\na,1\nb,fast\n", "cost_per_run of 'b' is not a non-negative number"),
+])
+def test_a_bad_cost_file_is_refused_with_its_name_and_field(tmp_path, text, message) -> None:
+    path = tmp_path / "cost.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message) as error:
+        read_costs(path)
+    assert str(path) in str(error.value)
+
+
+def test_a_cost_file_gives_each_entry_its_cost(tmp_path) -> None:
+    path = tmp_path / "cost.csv"
+    path.write_text("entry,cost_per_run,spaces\na,1.5,3\nb,,0\n")
+    with pytest.raises(ValueError, match="'b'"):
+        read_costs(path)
+    path.write_text("entry,cost_per_run,spaces\na,1.5,3\nb,0.25,2\n")
+    assert read_costs(path) == {"a": 1.5, "b": 0.25}
+
+
+def test_p_values_in_sentences() -> None:
+    assert p_text(0.0004) == "p < 0.001" and p_text(0.01234) == "p = 0.0123"
+    assert p_text(float("nan")) == "p not computed"
 
 
 def test_critical_difference_bars_join_only_entries_no_test_tells_apart() -> None:

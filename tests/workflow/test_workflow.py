@@ -161,6 +161,31 @@ def test_config_typo_stops_the_workflow_naming_the_key(tmp_path):
     assert "unknown key 'objectve_sets'" in out.stdout + out.stderr
 
 
+BOOM = '''"""A strategy that raises on its first step."""
+_options = {"constraint_aware": ("unused", True)}
+
+
+def tune(searchspace, runner, tuning_options):
+    raise ValueError("boom in the strategy")
+'''
+
+
+def test_a_raising_strategy_is_named_on_the_console_with_its_file_and_line(tmp_path):
+    """Snakemake's console, not only the job's log, shows the exception's last line and the strategy's file:line."""
+    strategy = tmp_path / "boom.py"
+    strategy.write_text(BOOM)
+    line = BOOM.splitlines().index('    raise ValueError("boom in the strategy")') + 1
+    overlay = tmp_path / "boom.yaml"
+    overlay.write_text(f"constraint_aware:\n  strategies:\n    boom: {{algorithm: {strategy}}}\n")
+    target = ".test-output/results/constraint_aware/runs/A100/dedispersion/boom_aware.parquet"
+    out = snakemake("--cores", "1", target, "--configfile", str(REPO / "config/test.yaml"), str(overlay), cwd=tmp_path)
+    assert out.returncode != 0
+    console = out.stdout + out.stderr
+    assert f"error: ValueError: boom in the strategy (raised at {strategy}:{line}, in tune)" in console, console
+    log = (tmp_path / ".test-output/logs/constraint_aware/runs/A100/dedispersion/boom_aware.log").read_text()
+    assert "Traceback" in log and "boom in the strategy" in log
+
+
 def test_comparison_runs_are_not_the_selection_runs(tiny_run):
     """On the training space, no comparison run of the tuned setting repeats a grid run that picked it."""
     runs = tiny_run / ".test-output/results/runs/A100/convolution/time"

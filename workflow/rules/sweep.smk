@@ -38,8 +38,8 @@ rule sweep_shard:
     shell:
         "{params.cli} sweep-shard --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
         " --shard {wildcards.shard}/{wildcards.shards} --iterations {params.iterations} --compile {params.compile}"
-        " --tune-params {params.tune_params} --cache {params.work:q} --provenance {output.provenance:q} 2> {log:q}"
-        " && cp {params.work:q} {output.cache:q}"
+        " --tune-params {params.tune_params} --cache {params.work:q} --provenance {output.provenance:q}"
+        " 2> {log:q} && cp {params.work:q} {output.cache:q}" + ON_ERROR
 
 
 rule sweep_merge:
@@ -67,4 +67,5 @@ rule sweep_merge:
     shell:
         "{params.cli} sweep-merge --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
         " --tune-params {params.tune_params} --shards {input.shards:q} --shard-provenance {input.provenance:q}"
-        " --cache {output.cache:q} --definition {output.definition:q} --provenance {output.provenance:q} 2> {log:q}"
+        " --cache {output.cache:q} --definition {output.definition:q} --provenance {output.provenance:q}"
+        " 2> {log:q}" + ON_ERROR
