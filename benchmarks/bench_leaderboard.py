@@ -132,29 +132,19 @@ def against_target(table: pd.DataFrame, calibration_s: float, reports: Path) -> 
     return [
         "## Against the target", "",
         f"The full study with the leaderboard has a target of {FULL_STUDY_TARGET_S / 60:.0f} minutes of wall time "
-        f"on {CORES} cores: {target:,.0f} calibration runs.{study} The leaderboard's runs alone, at the fewest an "
-        f"entry may make ({lb.MIN_RUNS} per space) on the spaces each runs on, cost {fewest:,.0f} s of one core = "
-        f"{fewest / calibration_s:,.0f} calibration runs, at best {fewest_wall:,.0f} of wall time on {CORES} cores "
-        f"(scoring not counted), {verdict}.",
+        f"on {CORES} cores: {FULL_STUDY_TARGET_S:,} s, {target:,.0f} calibration runs.{study} The leaderboard's runs "
+        f"alone, at the fewest an entry may make ({lb.MIN_RUNS} per space) on the spaces each runs on, cost "
+        f"{fewest:,.0f} s of one core = {fewest / calibration_s:,.0f} calibration runs: at best "
+        f"{fewest / CORES:,.0f} s ({fewest_wall:,.0f} calibration runs) of wall time on {CORES} cores, scoring not "
+        f"counted, {verdict}.",
     ]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--results", default=str(REPO / "results"))
-    parser.add_argument("--configfile", default=str(REPO / "config" / "config.yaml"))
-    parser.add_argument("--entries", default="", help="comma-separated entry names (default: every entry with runs)")
-    parser.add_argument("--calibration-s", type=float, default=None, help="skip calibrating: one run's seconds")
-    parser.add_argument("--csv", default=str(REPO / "benchmarks" / "reports" / "leaderboard_cost.csv"))
-    parser.add_argument("--report", default=str(REPO / "benchmarks" / "reports" / "bench_leaderboard.md"))
-    a = parser.parse_args()
+def measure(a: argparse.Namespace, entries: dict[str, dict], ca: dict, keys: list[tuple[str, str]],
+            chosen: list[str]) -> pd.DataFrame:
+    """Calibrate, then time repetition 0 of every chosen entry that makes its own runs on each of its spaces."""
     load = load_average()
     results = Path(a.results)
-    entries, ca, keys = study_entries(Path(a.configfile))
-    chosen = [n for n in (a.entries.split(",") if a.entries else entries) if n]
-    unknown = sorted(set(chosen) - set(entries))
-    if unknown:
-        parser.error(f"--entries: {unknown} are not entries of {a.configfile}")
     print(f"calibrating: {CALIBRATION}", flush=True)
     calibration_s = a.calibration_s or per_run_seconds(calibrate(), 20)
     spaces = []
@@ -178,15 +168,19 @@ def main() -> int:
                      "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")})
         print(f"{name:30s} {per_run:8.3f} s/run over {len(seconds)} spaces = {per_run / calibration_s:8.1f} "
               "calibration runs", flush=True)
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    table.to_csv(a.csv, index=False, float_format="%.6g")
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def report(table: pd.DataFrame, results: Path, entries: dict[str, dict], path: Path) -> None:
+    """The Markdown report of a measurement (its machine, load and date from the table)."""
+    first = table.iloc[0]
+    calibration_s = float(first["calibration_s"])
     jobs = job_seconds(results, entries)
     total_runs = table["estimated_run_s"].sum()
     lines = [
         "# What each leaderboard entry costs (`benchmarks/bench_leaderboard.py`)", "",
-        f"Machine: {machine()}; load average before: {load}; "
-        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC. One calibration run ({CALIBRATION}): "
-        f"{calibration_s:.3f} s.", "",
+        f"Machine: {first['machine']}; load average before: {first['load_before']}; {first['date']}. One "
+        f"calibration run ({CALIBRATION}): {calibration_s:.3f} s.", "",
         "Per entry: one run (repetition 0) on each space it runs on, timed in one process; cost per run = mean "
         "seconds per run / one calibration run; estimated run seconds in the study = the sum over its spaces x its "
         f"runs per space (all entries: {total_runs:,.0f} s, {total_runs / calibration_s:,.0f} calibration runs, "
@@ -199,10 +193,34 @@ def main() -> int:
         jobs.to_markdown(index=False, floatfmt=".3g"), "",
         f"All leaderboard jobs: {jobs[['run_job_s', 'score_job_s']].sum().sum():,.0f} job seconds = "
         f"{jobs[['run_job_s', 'score_job_s']].sum().sum() / calibration_s:,.0f} calibration runs.", "",
-        *against_target(table, calibration_s, Path(a.report).parent),
+        *against_target(table, calibration_s, path.parent),
     ]
-    Path(a.report).write_text("\n".join(lines) + "\n")
-    print(f"wrote {a.csv} and {a.report}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", default=str(REPO / "results"))
+    parser.add_argument("--configfile", default=str(REPO / "config" / "config.yaml"))
+    parser.add_argument("--entries", default="", help="comma-separated entry names (default: every entry with runs)")
+    parser.add_argument("--calibration-s", type=float, default=None, help="skip calibrating: one run's seconds")
+    parser.add_argument("--csv", default=str(REPO / "benchmarks" / "reports" / "leaderboard_cost.csv"))
+    parser.add_argument("--report", default=str(REPO / "benchmarks" / "reports" / "bench_leaderboard.md"))
+    parser.add_argument("--report-only", action="store_true",
+                        help="time nothing: rewrite the report from --csv (e.g. after the study's jobs ran again)")
+    a = parser.parse_args()
+    entries, ca, keys = study_entries(Path(a.configfile))
+    if a.report_only:
+        table = pd.read_csv(a.csv)
+    else:
+        chosen = [n for n in (a.entries.split(",") if a.entries else entries) if n]
+        unknown = sorted(set(chosen) - set(entries))
+        if unknown:
+            parser.error(f"--entries: {unknown} are not entries of {a.configfile}")
+        table = measure(a, entries, ca, keys, chosen)
+        table.to_csv(a.csv, index=False, float_format="%.6g")
+    report(table, Path(a.results), entries, Path(a.report))
+    print(f"wrote {a.report}" + ("" if a.report_only else f" and {a.csv}"))
     return 0
 
 

@@ -19,6 +19,7 @@ from matplotlib.patches import Rectangle
 
 from analysis.figures import style
 from analysis.statistics import p_text
+from analysis.tables.leaderboard import mean_ranks
 
 LINESTYLES = ("-", "--", "-.", ":")
 SCORE_FLOOR = -2.0  # the heatmap's colour scale and the time plot's axis stop here (lower scores: the tables)
@@ -112,14 +113,6 @@ def indistinct_groups(ranks: Mapping[str, float], pairs: pd.DataFrame) -> list[t
         if len(group) > 1 and not any(set(group) <= set(g) for g in groups):
             groups.append(group)
     return groups
-
-
-def mean_ranks(pairs: pd.DataFrame) -> dict[str, float]:
-    """Each entry's mean rank over the complete spaces, as the pairs table has it."""
-    a = pairs[["entry_a", "mean_rank_a"]].set_axis(["entry", "rank"], axis=1)
-    b = pairs[["entry_b", "mean_rank_b"]].set_axis(["entry", "rank"], axis=1)
-    both = pd.concat([a, b]).drop_duplicates("entry")
-    return dict(zip(both["entry"], both["rank"].astype(float), strict=True))
 
 
 def critical_difference(pairs: pd.DataFrame, board: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:

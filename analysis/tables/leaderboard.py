@@ -190,6 +190,14 @@ def pairwise(spaces: pd.DataFrame, entries: Sequence[str],
     return pairs, summary
 
 
+def mean_ranks(pairs: pd.DataFrame) -> dict[str, float]:
+    """Each entry's mean rank over the complete spaces, as the pairs table has it."""
+    a = pairs[["entry_a", "mean_rank_a"]].set_axis(["entry", "rank"], axis=1)
+    b = pairs[["entry_b", "mean_rank_b"]].set_axis(["entry", "rank"], axis=1)
+    both = pd.concat([a, b]).drop_duplicates("entry")
+    return dict(zip(both["entry"], both["rank"].astype(float), strict=True))
+
+
 def pyatf_comparison(spaces: pd.DataFrame, entries: Mapping[str, Mapping[str, Any]], boot: Bootstrap,
                      seed_001: Mapping[str, Any]) -> pd.DataFrame:
     """Seed 001 §VI-D: the mean score of each side over the spaces where all of its entries have a score, with a

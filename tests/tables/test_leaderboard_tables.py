@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis.figures.leaderboard import indistinct_groups, mean_ranks
+from analysis.figures.leaderboard import indistinct_groups
 from analysis.statistics import Bootstrap, p_text
 from analysis.tables.leaderboard import (
     complete_entries,
     leaderboard,
+    mean_ranks,
     missing_summary,
     pairwise,
     pyatf_comparison,
