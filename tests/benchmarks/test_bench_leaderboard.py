@@ -34,3 +34,13 @@ def test_the_verdict_follows_the_fewest_runs_against_what_the_study_leaves(tmp_p
     # without a bench_study measurement, the whole target is what is left
     alone = bench.against_target(table([10.0, 20.0], [10, 10]), 0.5, tmp_path / "nowhere")[-1]
     assert "The study without" not in alone and "cannot be met" not in alone
+
+
+def test_the_leaderboard_alone_against_its_own_target() -> None:
+    jobs = pd.DataFrame({"entry": ["a", "b", "ca_x"], "run_job_s": [4000.0, 1000.0, float("nan")],
+                         "score_job_s": [400.0, 200.0, 100.0]})
+    jobs["share"] = jobs[["run_job_s", "score_job_s"]].sum(axis=1, min_count=1) / 5700
+    line = bench.alone_against_target(jobs, 0.5)[-1]
+    # 5,700 job seconds over 2 cores: at least 2,850 s of wall time against 2,700 s
+    assert "5,700 job seconds" in line and "2,850 s" in line and "ratio 1.06" in line
+    assert line.index("a 77%") < line.index("b 21%") < line.index("ca_x 2%")
