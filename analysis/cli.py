@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import Any
 
@@ -658,6 +659,15 @@ def commands() -> dict[str, argparse.ArgumentParser]:
     return _build()[1]
 
 
+def _same_stream(a: Any, b: Any) -> bool:
+    """Whether two streams write to the same file (a terminal, or `2>&1`), so that a line need not go to both."""
+    try:
+        first, second = os.fstat(a.fileno()), os.fstat(b.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; bad input ends with its one-line message and exit status 2 (a check that fails, 1)."""
     args = parser().parse_args(argv)
@@ -671,9 +681,13 @@ def main(argv: list[str] | None = None) -> int:
         log.error("%s", exc)
         return 2
     except Exception as exc:
-        # the traceback for the job's log, then one line that the workflow's rules show on the console
+        # the traceback and a last line for the log (stderr, which a rule sends to its log file), and the line on
+        # stdout too, which a rule leaves on Snakemake's console
         log.exception("%s failed", args.command)
-        print(f"error: {summary(exc)}", file=sys.stderr, flush=True)
+        line = f"error: {summary(exc)}"
+        print(line, file=sys.stderr, flush=True)
+        if not _same_stream(sys.stdout, sys.stderr):
+            print(line, flush=True)
         return 1
     return status or 0
 

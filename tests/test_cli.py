@@ -174,6 +174,9 @@ def test_the_command_line_turns_an_unexpected_error_into_status_1_and_one_last_l
     monkeypatch.setattr(cli, "_fronts", raising)
     status = cli.main(["fronts", "--space-parquet", "p", "--space-meta", "m", "--objective-sets", "{}",
                        "--parquet", "f", "--json", "j"])
-    err = capfd.readouterr().err.strip().splitlines()
+    captured = capfd.readouterr()
+    err = captured.err.strip().splitlines()
     assert status == 1 and "Traceback" in "\n".join(err)
     assert err[-1].startswith("error: RuntimeError: something unforeseen (raised at ") and "in raising)" in err[-1]
+    # the line on stdout too, which a rule leaves on Snakemake's console while its stderr goes to the log
+    assert captured.out.strip().splitlines()[-1] == err[-1]

@@ -30,9 +30,6 @@ from snakemake.settings.types import DeploymentMethod
 ENV = "../../environment.yml"
 _py = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
 CLI = f"PYTHONPATH={shlex.quote(workflow.basedir)}${{PYTHONPATH:+:$PYTHONPATH}} {shlex.quote(_py)} -m analysis.cli"
-# Appended to every rule's command: when the job fails, the last line of its log (the CLI's "error: <exception>
-# (raised at <file>:<line>, in <function>)") is shown on the console too, not only in the log file.
-ON_ERROR = " || {{ status=$?; tail -n 1 {log:q} >&2; exit $status; }}"
 ROOT = study_config.output_prefix(config["output_root"])
 RESULTS = f"{ROOT}results"
 LOGS = f"{ROOT}logs"

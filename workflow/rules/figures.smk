@@ -24,7 +24,7 @@ rule figure_hyperparameters:
         objective_sets=json_arg(config["objective_sets"]),
     shell:
         "{params.cli} figure-hyperparameters --grid {input:q} --objective-sets {params.objective_sets}"
-        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}" + ON_ERROR
+        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 rule figure_anytime:
@@ -49,7 +49,7 @@ rule figure_anytime:
     shell:
         "{params.cli} figure-anytime --curves {input:q} --device {wildcards.device} --kernel {wildcards.kernel}"
         " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
-        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}" + ON_ERROR
+        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 rule figure_anytime_grid:
@@ -73,7 +73,7 @@ rule figure_anytime_grid:
         objectives=lambda wc: json_arg(config["objective_sets"][wc.objective_set]),
     shell:
         "{params.cli} figure-anytime-grid --curves {input:q} --objective-set {wildcards.objective_set}"
-        " --objectives {params.objectives} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}" + ON_ERROR
+        " --objectives {params.objectives} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 rule figure_tradeoff:
@@ -99,7 +99,7 @@ rule figure_tradeoff:
         cli=CLI,
     shell:
         "{params.cli} figure-tradeoff --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
-        " --error {wildcards.error} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}" + ON_ERROR
+        " --error {wildcards.error} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 rule figure_constraint_aware:
@@ -122,7 +122,6 @@ rule figure_constraint_aware:
         cli=CLI,
     shell:
         "{params.cli} figure-constraint-aware --scores {input:q} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
-        + ON_ERROR
 
 
 rule figure_constraint_aware_spaces:
@@ -145,7 +144,7 @@ rule figure_constraint_aware_spaces:
         cli=CLI,
     shell:
         "{params.cli} figure-constraint-aware-spaces --scores {input:q}"
-        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}" + ON_ERROR
+        " --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 rule figure_summary:
@@ -172,7 +171,7 @@ rule figure_summary:
         objective_sets=json_arg(config["objective_sets"]),
     shell:
         "{params.cli} figure-summary --table {input:q} --settings {params.settings} --setting {wildcards.setting}"
-        " --objective-sets {params.objective_sets} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}" + ON_ERROR
+        " --objective-sets {params.objective_sets} --pdf {output.pdf:q} --png {output.png:q} 2> {log:q}"
 
 
 # The leaderboard (docs/leaderboard.md): score over time, per strategy and space, and the critical-difference diagram.
@@ -203,4 +202,4 @@ rule figure_leaderboard:
         cli=CLI,
     shell:
         "{params.cli} figure-leaderboard --curves {input.curves:q} --board {input.board:q} --spaces {input.spaces:q}"
-        " --pairs {input.pairs:q} --out {output:q} 2> {log:q}" + ON_ERROR
+        " --pairs {input.pairs:q} --out {output:q} 2> {log:q}"

@@ -24,4 +24,3 @@ rule hyperparameters:
     shell:
         "{params.cli} hyperparameters --finals {input.finals:q} --grids {params.grids}"
         " --seed {params.seed} --grid-csv {output.grid:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
-        + ON_ERROR

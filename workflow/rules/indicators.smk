@@ -29,7 +29,6 @@ rule indicators:
         " --space-parquet {input.space:q} --space-meta {input.meta:q}"
         " --fronts-parquet {input.fronts_parquet:q} --fronts-json {input.fronts_json:q}"
         " --objective-set {wildcards.objective_set} --curve {output.curve:q} --final {output.final:q} 2> {log:q}"
-        + ON_ERROR
 
 
 rule summary:
@@ -48,7 +47,7 @@ rule summary:
         cli=CLI,
     shell:
         "{params.cli} summary --curves {input.curves:q} --finals {input.finals:q}"
-        " --out-runs {output.runs:q} --out-final {output.final:q} --out-curves {output.curves:q} 2> {log:q}" + ON_ERROR
+        " --out-runs {output.runs:q} --out-final {output.final:q} --out-curves {output.curves:q} 2> {log:q}"
 
 
 # The constraint-aware study: the methodology's performance score of every strategy on one space.
@@ -77,7 +76,7 @@ rule ca_score:
         " --threshold {params.threshold}"
         " --group {params.group}"
         " --strategies {params.strategies} --runs {input.runs:q} --settings {params.settings}"
-        " --scores {output.scores:q} --curves {output.curves:q} 2> {log:q}" + ON_ERROR
+        " --scores {output.scores:q} --curves {output.curves:q} 2> {log:q}"
 
 
 # The constraint-aware study: one strategy's score on bootstrap resamples of its runs and on each half of them
@@ -103,7 +102,7 @@ rule ca_resample:
     shell:
         "{params.cli} ca-resample --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --threshold {params.threshold} --strategy {wildcards.strategy} --runs {input.runs:q}"
-        " --settings {params.settings} --resamples {params.resamples} --out {output:q} 2> {log:q}" + ON_ERROR
+        " --settings {params.settings} --resamples {params.resamples} --out {output:q} 2> {log:q}"
 
 
 # The leaderboard: one entry's methodology score on each space, alone, with an interval from resamples of its runs.
@@ -131,4 +130,4 @@ rule lb_score:
     shell:
         "{params.cli} lb-score --spaces {input.spaces:q} --name {wildcards.entry} --source {params.source}"
         " --runs {input.runs:q} --repetitions {params.repetitions} --settings {params.settings}"
-        " --resamples {params.resamples} --scores {output.scores:q} --curves {output.curves:q} 2> {log:q}" + ON_ERROR
+        " --resamples {params.resamples} --scores {output.scores:q} --curves {output.curves:q} 2> {log:q}"

@@ -46,7 +46,7 @@ rule simulate:
         " --objective-set {wildcards.objective_set} --objectives {params.objectives}"
         " --algorithm {params.algorithm:q} --options {params.options} --budget {params.budgets}"
         " --repetitions {params.repetitions} {params.cap} {params.tuned} --purpose {params.purpose} --out {output:q}"
-        " --config {params.config_label:q} --budget-field {params.budget_field} 2> {log:q}" + ON_ERROR
+        " --config {params.config_label:q} --budget-field {params.budget_field} 2> {log:q}"
 
 
 if GRID_SETTINGS:
@@ -79,7 +79,7 @@ rule ca_budget:
     shell:
         "{params.cli} ca-budget --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
         " --threshold {params.threshold}"
-        " --settings {params.settings} --out {output:q} 2> {log:q}" + ON_ERROR
+        " --settings {params.settings} --out {output:q} 2> {log:q}"
 
 
 # All runs of one strategy, with or without constraint awareness, on one space, each limited by
@@ -114,7 +114,7 @@ rule ca_run:
         " --name {wildcards.strategy} --algorithm {params.algorithm:q} --options {params.options}"
         " --aware {params.aware} --repetitions {params.repetitions} --settings {params.settings}"
         " --proposal-cap {params.cap} --budget {input.budget:q} --out {output.runs:q} --budget-out {output.budget:q}"
-        " 2> {log:q}" + ON_ERROR
+        " 2> {log:q}"
 
 
 # Every simulated run of the config (comparison and grid), and what they need (spaces, the grid's
@@ -155,4 +155,4 @@ rule lb_run:
     shell:
         "{params.cli} lb-run --spaces {input.spaces:q} --name {wildcards.entry} --algorithm {params.algorithm:q}"
         " --options {params.options} --repetitions {params.repetitions} --settings {params.settings}"
-        " --proposal-cap {params.cap} {params.largest} --out {output:q} 2> {log:q}" + ON_ERROR
+        " --proposal-cap {params.cap} {params.largest} --out {output:q} 2> {log:q}"

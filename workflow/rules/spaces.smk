@@ -19,7 +19,7 @@ rule import_space:
     shell:
         "{params.cli} import-space --source {input.source:q} {params.options}"
         " --kernel {wildcards.kernel} --device {wildcards.device} --format {params.fmt}"
-        " --objectives {params.objectives} --parquet {output.parquet:q} --meta {output.meta:q} 2> {log:q}" + ON_ERROR
+        " --objectives {params.objectives} --parquet {output.parquet:q} --meta {output.meta:q} 2> {log:q}"
 
 
 rule true_fronts:
@@ -38,7 +38,7 @@ rule true_fronts:
         sets=json_arg(config["objective_sets"]),
     shell:
         "{params.cli} fronts --space-parquet {input.parquet:q} --space-meta {input.meta:q}"
-        " --objective-sets {params.sets} --parquet {output.parquet:q} --json {output.json:q} 2> {log:q}" + ON_ERROR
+        " --objective-sets {params.sets} --parquet {output.parquet:q} --json {output.json:q} 2> {log:q}"
 
 
 rule spaces_table:
@@ -61,7 +61,7 @@ rule spaces_table:
         "{params.cli} spaces-table --meta {input.meta:q} --fronts {input.fronts:q}"
         " --largest-budget {params.largest_budget}"
         " --excluded {params.excluded} --space-parquets {input.parquet:q} --csv {output.csv:q} --md {output.md:q}"
-        " 2> {log:q}" + ON_ERROR
+        " 2> {log:q}"
 
 
 # Host-CPU spaces whose compile times were measured configuration by configuration (their
@@ -80,4 +80,3 @@ rule compile_cost_table:
         cli=CLI,
     shell:
         "{params.cli} compile-cost-table --meta {input.meta:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
-        + ON_ERROR

@@ -39,7 +39,7 @@ rule sweep_shard:
         "{params.cli} sweep-shard --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
         " --shard {wildcards.shard}/{wildcards.shards} --iterations {params.iterations} --compile {params.compile}"
         " --tune-params {params.tune_params} --cache {params.work:q} --provenance {output.provenance:q}"
-        " 2> {log:q} && cp {params.work:q} {output.cache:q}" + ON_ERROR
+        " 2> {log:q} && cp {params.work:q} {output.cache:q}"
 
 
 rule sweep_merge:
@@ -68,4 +68,4 @@ rule sweep_merge:
         "{params.cli} sweep-merge --kernel {wildcards.kernel} --target {wildcards.target} --size {params.size}"
         " --tune-params {params.tune_params} --shards {input.shards:q} --shard-provenance {input.provenance:q}"
         " --cache {output.cache:q} --definition {output.definition:q} --provenance {output.provenance:q}"
-        " 2> {log:q}" + ON_ERROR
+        " 2> {log:q}"

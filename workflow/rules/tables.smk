@@ -33,7 +33,7 @@ rule study_tables:
         "{params.cli} tables --final {input.final:q} --runs {input.runs:q} --settings {params.settings}"
         " --objective-sets {params.objective_sets} --selection-spaces {params.selection_spaces}"
         " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
-        " --out-dir {params.out_dir:q} --names {params.names} 2> {log:q}" + ON_ERROR
+        " --out-dir {params.out_dir:q} --names {params.names} 2> {log:q}"
 
 
 # Tables 4 and 5 with the compile cost of the spaces compiled on another machine than the one that measured
@@ -66,7 +66,7 @@ rule compile_sensitivity:
         "{params.cli} compile-sensitivity --final {input.final:q} --runs {input.runs:q} --settings {params.settings}"
         " --objective-sets {params.objective_sets} --space-meta {input.meta:q} --factors {params.factors}"
         " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
-        " --csv {output.csv:q} --md {output.md:q} 2> {log:q}" + ON_ERROR
+        " --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
 
 
 # The constraint-aware study's tables: scores per space, gains per algorithm next to seed 001's, over the
@@ -109,7 +109,7 @@ rule ca_tables:
         "{params.cli} ca-tables --scores {input.scores:q} --curves {input.curves:q} --resamples {input.resamples:q}"
         " --out-dir {params.out_dir:q}"
         " --curves-out {output.curves:q} --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
-        " --min-budget-evaluations {params.min_budget} 2> {log:q}" + ON_ERROR
+        " --min-budget-evaluations {params.min_budget} 2> {log:q}"
 
 
 # One strategy against the baselines (RS, NSGA-II, NSGA-III) per space, objective set and budget (issue #34).
@@ -134,7 +134,7 @@ rule summary_table:
         settings=json_arg(comparison_algorithms()),
     shell:
         "{params.cli} summary-table --final {input:q} --settings {params.settings} --setting {wildcards.setting}"
-        " --csv {output.csv:q} --md {output.md:q} 2> {log:q}" + ON_ERROR
+        " --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
 
 
 # The leaderboard's tables over every entry and space (docs/leaderboard.md).
@@ -142,7 +142,7 @@ rule lb_tables:
     input:
         scores=expand(f"{RESULTS}/leaderboard/scores/{{entry}}.parquet", entry=LB_ENTRIES),
         curves=expand(f"{RESULTS}/leaderboard/scores/{{entry}}.curves.parquet", entry=LB_ENTRIES),
-        cost=[LB["cost_file"]] if LB["cost_file"] else [],
+        cost=[repo_path(LB["cost_file"])] if LB["cost_file"] else [],
     output:
         **{name: f"{TABLES}/{name}.csv" for name in LB_TABLES},
         pairs=f"{TABLES}/leaderboard_pairs.csv",
@@ -166,9 +166,9 @@ rule lb_tables:
         seed=config["tables"]["bootstrap_seed"],
         min_budget=CA["min_budget_evaluations"],
         seed_001=json_arg(LB["seed_001"]),
-        cost=shlex.quote(LB["cost_file"] or ""),
+        cost=lambda wc, input: shlex.quote(input.cost[0] if input.cost else ""),
     shell:
         "{params.cli} lb-tables --scores {input.scores:q} --curves {input.curves:q} --entries {params.entries}"
         " --out-dir {params.out_dir:q} --curves-out {output.curves:q} --bootstrap-resamples {params.resamples}"
         " --bootstrap-seed {params.seed} --min-budget-evaluations {params.min_budget} --seed-001 {params.seed_001}"
-        " --cost-file {params.cost} 2> {log:q}" + ON_ERROR
+        " --cost-file {params.cost} 2> {log:q}"
