@@ -6,6 +6,7 @@ exception into its traceback and a last line that says what was raised where (`s
 
 from __future__ import annotations
 
+import functools
 import json
 import sysconfig
 import traceback
@@ -14,9 +15,14 @@ from pathlib import Path
 from typing import Any
 
 _ANALYSIS = Path(__file__).resolve().parent
-_LIBRARIES = {Path(sysconfig.get_paths()[key]).resolve() for key in ("stdlib", "purelib", "platlib")}
 # Inside the installed libraries, the folders whose code is a search strategy: what a strategy's error points to.
 _STRATEGY_FOLDERS = ("kernel_tuner/strategies/", "pyatf/")
+
+
+@functools.cache
+def _libraries() -> frozenset[Path]:
+    """The folders of the standard library and the installed packages."""
+    return frozenset(Path(sysconfig.get_paths()[key]).resolve() for key in ("stdlib", "purelib", "platlib"))
 
 
 def _is_strategy_code(filename: str) -> bool:
@@ -25,7 +31,7 @@ def _is_strategy_code(filename: str) -> bool:
     path = Path(filename).resolve()
     if filename.startswith("<") or path.is_relative_to(_ANALYSIS):
         return False
-    if any(path.is_relative_to(folder) for folder in _LIBRARIES):
+    if any(path.is_relative_to(folder) for folder in _libraries()):
         return any(part in path.as_posix() for part in _STRATEGY_FOLDERS)
     return True
 

@@ -38,11 +38,12 @@ from analysis.simulate import leaderboard as lb  # noqa: E402
 from analysis.simulate.constraint_aware import (  # noqa: E402
     accepted_run,
     objective_values,
+    run_identity,
     study_strategies,
     with_objective,
 )
 from analysis.simulate.jobs import max_proposals, space_data  # noqa: E402
-from analysis.simulate.registry import resolve_options, seed_name  # noqa: E402
+from analysis.simulate.registry import resolve_options  # noqa: E402
 from analysis.spaces.space import Space  # noqa: E402
 from bench_study import CALIBRATION, calibrate, load_average, machine, per_run_seconds  # noqa: E402
 
@@ -79,9 +80,8 @@ def time_entry(entry: dict, spaces: list[tuple[Space, dict]], proposal_cap: floa
         if entry["max_budget_evaluations"] is not None and limits["fevals_end"] > entry["max_budget_evaluations"]:
             continue
         data = space_data(space, ["time"])
-        identity = dict(space=f"{space.device}/{space.kernel}", objective="time", threshold=None,
-                        algorithm=seed_name(entry["algorithm"]), options=options, time_limit_ms=limits["time_limit_ms"],
-                        repetition=0)
+        identity = run_identity(f"{space.device}/{space.kernel}", "time", None, entry["algorithm"], options,
+                                limits["time_limit_ms"], 0)
         started = time.perf_counter()
         try:
             with warnings.catch_warnings():

@@ -19,7 +19,7 @@ from matplotlib.patches import Rectangle
 
 from analysis.figures import style
 from analysis.statistics import p_text
-from analysis.tables.leaderboard import mean_ranks
+from analysis.tables.leaderboard import left_out_entries, mean_ranks
 
 LINESTYLES = ("-", "--", "-.", ":")
 SCORE_FLOOR = -2.0  # the heatmap's colour scale and the time plot's axis stop here (lower scores: the tables)
@@ -125,8 +125,7 @@ def critical_difference(pairs: pd.DataFrame, board: pd.DataFrame, pdf: str | Pat
     half = (n + 1) // 2
     spaces = int(pairs["complete_spaces"].iloc[0]) if len(pairs) else 0
     friedman = float(pairs["friedman_p"].iloc[0]) if len(pairs) else float("nan")
-    left_out = [e for e in str(pairs["left_out"].iloc[0]).split(", ") if e] if len(pairs) and \
-        "left_out" in pairs and pd.notna(pairs["left_out"].iloc[0]) else []
+    left_out = left_out_entries(pairs)
     with style.context():
         fig, ax = style.figure(width=11, height=1.6 + 0.22 * half + 0.12 * len(groups))
         low, high = 1, max(n, 2)

@@ -48,6 +48,14 @@ PENALISED = "time_decay"
 ATTEMPTS = 20  # as the package's runner
 
 
+def run_identity(label: str, objective: str, threshold: Mapping[str, Any] | None, algorithm: str,
+                 options: Mapping[str, Any], time_limit_ms: float, repetition: int) -> dict[str, Any]:
+    """What a time-limited run (this study's, the leaderboard's) is: its seeds are derived from exactly this, with
+    the attempt (`accepted_run`). A strategy file enters by its name (`seed_name`), not its path."""
+    return dict(space=label, objective=objective, threshold=threshold, algorithm=seed_name(algorithm),
+                options=options, time_limit_ms=time_limit_ms, repetition=repetition)
+
+
 def accepted_run(data: Any, algorithm: str, options: Mapping[str, Any], size: int, limits: Mapping[str, Any],
                  max_proposals: int | None, identity: Mapping[str, Any]) -> tuple[Any, int, int]:
     """One repetition as the package's runner makes it: tuned again (new seed) while it would be rejected.
@@ -162,9 +170,8 @@ def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[st
     columns: dict[str, list] = {}
     started = time.perf_counter()
     for rep in range(repetitions):
-        identity = dict(space=f"{space.device}/{space.kernel}", objective=objective, threshold=threshold,
-                        algorithm=seed_name(algorithm), options=options, time_limit_ms=limits["time_limit_ms"],
-                        repetition=rep)
+        identity = run_identity(f"{space.device}/{space.kernel}", objective, threshold, algorithm, options,
+                                limits["time_limit_ms"], rep)
         trace, seed, attempts = accepted_run(data, algorithm, options, size, limits, cap, identity)
         # an accepted run has two valid evaluations or more (run_accepted), so no block is empty and the
         # column types are those that concatenating a frame per run gives

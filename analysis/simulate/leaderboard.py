@@ -27,8 +27,14 @@ import pandas as pd
 
 from analysis.io import write_parquet
 from analysis.names import display_name
-from analysis.simulate import resolve_options, seed_name
-from analysis.simulate.constraint_aware import accepted_run, objective_values, read_budget, with_objective
+from analysis.simulate import resolve_options
+from analysis.simulate.constraint_aware import (
+    accepted_run,
+    objective_values,
+    read_budget,
+    run_identity,
+    with_objective,
+)
 from analysis.simulate.jobs import max_proposals, space_data
 from analysis.spaces.methodology import ScoreSettings
 from analysis.spaces.space import Space
@@ -147,9 +153,7 @@ def run(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], name: str, 
         data = space_data(space, [objective])
         size, cap = len(space.table), max_proposals(space, proposal_cap)
         for rep in range(repetitions):
-            identity = dict(space=label, objective=objective, threshold=None, algorithm=seed_name(algorithm),
-                            options=options,
-                            time_limit_ms=limits["time_limit_ms"], repetition=rep)
+            identity = run_identity(label, objective, None, algorithm, options, limits["time_limit_ms"], rep)
             try:
                 trace, seed, attempts = accepted_run(data, algorithm, options, size, limits, cap, identity)
             except Exception as exc:  # recorded, not raised: the leaderboard goes on (docs/leaderboard.md)

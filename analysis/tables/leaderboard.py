@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 from scipy import stats
 
+from analysis.errors import InputError
 from analysis.indicators.leaderboard import read_scores
 from analysis.io import write_csv, write_parquet, write_text
 from analysis.markdown import to_markdown
@@ -198,6 +199,13 @@ def mean_ranks(pairs: pd.DataFrame) -> dict[str, float]:
     return dict(zip(both["entry"], both["rank"].astype(float), strict=True))
 
 
+def left_out_entries(pairs: pd.DataFrame) -> list[str]:
+    """The entries the pairwise tests left out, as the pairs table has them (an empty cell reads back as NaN)."""
+    if pairs.empty or "left_out" not in pairs or pd.isna(pairs["left_out"].iloc[0]):
+        return []
+    return [e for e in str(pairs["left_out"].iloc[0]).split(", ") if e]
+
+
 def pyatf_comparison(spaces: pd.DataFrame, entries: Mapping[str, Mapping[str, Any]], boot: Bootstrap,
                      seed_001: Mapping[str, Any]) -> pd.DataFrame:
     """Seed 001 §VI-D: the mean score of each side over the spaces where all of its entries have a score, with a
@@ -299,22 +307,21 @@ PAIRS_DOCS = {
 }
 
 
-
 def read_costs(path: str | Path) -> dict[str, float]:
-    """Entry -> cost per run in calibration runs, from benchmarks/bench_leaderboard.py's CSV; a ValueError naming
+    """Entry -> cost per run in calibration runs, from benchmarks/bench_leaderboard.py's CSV; an InputError naming
     the file and the field if a column is missing, an entry repeats or a cost is not a number."""
     frame = pd.read_csv(path)
     for column in ("entry", "cost_per_run"):
         if column not in frame:
-            raise ValueError(f"{path}: no column {column!r} (leaderboard.cost_file: the CSV of "
-                             "benchmarks/bench_leaderboard.py)")
+            raise InputError(path, f"no column {column!r} (leaderboard.cost_file: the CSV of "
+                                   "benchmarks/bench_leaderboard.py)", column)
     repeated = sorted(frame.loc[frame["entry"].duplicated(), "entry"])
     if repeated:
-        raise ValueError(f"{path}: entry {repeated[0]!r} appears more than once")
+        raise InputError(path, f"entry {repeated[0]!r} appears more than once", "entry")
     costs = pd.to_numeric(frame["cost_per_run"], errors="coerce")
     bad = frame.loc[costs.isna() | (costs < 0), "entry"].tolist()
     if bad:
-        raise ValueError(f"{path}: cost_per_run of {bad[0]!r} is not a non-negative number")
+        raise InputError(path, f"cost_per_run of {bad[0]!r} is not a non-negative number", "cost_per_run")
     return dict(zip(frame["entry"], costs.astype(float), strict=True))
 
 

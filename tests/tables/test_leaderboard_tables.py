@@ -10,11 +10,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from analysis.errors import InputError
 from analysis.figures.leaderboard import indistinct_groups
 from analysis.statistics import Bootstrap, p_text
 from analysis.tables.leaderboard import (
     complete_entries,
     leaderboard,
+    left_out_entries,
     mean_ranks,
     missing_summary,
     pairwise,
@@ -88,6 +90,16 @@ def test_the_tests_leave_out_an_entry_without_a_score_on_every_space_not_the_spa
     assert (pairs["left_out"] == "c").all() and (pairs["complete_spaces"] == len(SPACES)).all()
 
 
+def test_left_out_entries_read_back_from_the_pairs_file(tmp_path) -> None:
+    spaces = space_table(_scores(VALUES), ENTRIES, 20)
+    for left_out in ([], ["c"], ["c", "b"]):
+        tested = [e for e in ENTRIES if e not in left_out]
+        pairs, _ = pairwise(spaces, tested, left_out)
+        pairs.to_csv(tmp_path / "pairs.csv", index=False)  # an empty cell reads back as NaN
+        assert left_out_entries(pd.read_csv(tmp_path / "pairs.csv")) == left_out
+    assert left_out_entries(pairs.iloc[0:0]) == []
+
+
 def test_two_entries_with_equal_scores_everywhere_have_no_test() -> None:
     values = {k: list(v) for k, v in VALUES.items()}
     values["b"] = list(values["a"])
@@ -119,17 +131,17 @@ def test_missing_scores_are_summarised_by_kind() -> None:
         "2 not run: budget over its 400 (leaderboard.fewer_spaces); 1 no runs")
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("entry,seconds\na,1\n", "no column 'cost_per_run'"),
-    ("entry,cost_per_run\na,1\na,2\n", "entry 'a' appears more than once"),
-    ("entry,cost_per_run\na,1\nb,fast\n", "cost_per_run of 'b' is not a non-negative number"),
+@pytest.mark.parametrize(("text", "message", "field"), [
+    ("entry,seconds\na,1\n", "no column 'cost_per_run'", "cost_per_run"),
+    ("entry,cost_per_run\na,1\na,2\n", "entry 'a' appears more than once", "entry"),
+    ("entry,cost_per_run\na,1\nb,fast\n", "cost_per_run of 'b' is not a non-negative number", "cost_per_run"),
 ])
-def test_a_bad_cost_file_is_refused_with_its_name_and_field(tmp_path, text, message) -> None:
+def test_a_bad_cost_file_is_refused_with_its_name_and_field(tmp_path, text, message, field) -> None:
     path = tmp_path / "cost.csv"
     path.write_text(text)
-    with pytest.raises(ValueError, match=message) as error:
+    with pytest.raises(InputError, match=message) as error:
         read_costs(path)
-    assert str(path) in str(error.value)
+    assert str(path) in str(error.value) and error.value.field == field
 
 
 def test_a_cost_file_gives_each_entry_its_cost(tmp_path) -> None:
