@@ -248,10 +248,19 @@ def _export_space(a: argparse.Namespace) -> None:
         print(run, end="")
 
 
+def _add_data(a: argparse.Namespace) -> int:
+    from analysis import manifest
+
+    recorded = manifest.add_data(a.data, a.folder, a.source, a.licence, a.citation)
+    print(f"{a.data}/{manifest.MANIFEST}: {len(recorded)} file(s) recorded", *recorded, sep="\n  ")
+    print("next: an entry under `spaces:` in your config for each space (docs/extending.md, its first item)")
+    return 0
+
+
 def _readme_results(a: argparse.Namespace) -> int:
     from analysis.tables import readme as results
 
-    return results.main(a.readme, a.doc, a.tables, a.config, a.check)
+    return results.main(a.readme, a.doc, a.tables, a.config, a.check, a.findings)
 
 
 def _space_args(s: argparse.ArgumentParser) -> None:
@@ -294,7 +303,8 @@ COMMAND_STAGES = {
     "figure-summary": "figures", "figure-tradeoff": "figures", "figure-constraint-aware": "figures",
     "figure-constraint-aware-spaces": "figures", "figure-leaderboard": "figures",
     "check-config": "config/tools", "algorithms": "config/tools", "fastpath": "config/tools",
-    "kernel-sizes": "config/tools", "gpu-plan-doc": "config/tools", "gpu-bundle": "config/tools",
+    "kernel-sizes": "config/tools", "add-data": "config/tools", "gpu-plan-doc": "config/tools",
+    "gpu-bundle": "config/tools",
 }
 OTHER_STAGE = "other"  # commands missing from COMMAND_STAGES: listed, so that `--help` never hides one
 
@@ -630,12 +640,24 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                    "definition, objectives, compile times; default: the repository's config/config.yaml)")
     s.set_defaults(func=_export_space)
 
-    s = sub.add_parser("readme-results", description="render the results in README.md and docs/results.md",
-                       epilog="From tables/*.csv.")
+    s = sub.add_parser("add-data", description="record a dataset copied under data/ in data/MANIFEST.csv",
+                       epilog="Every file under the folder, with its sha256 and size; earlier entries of the folder "
+                       "are replaced.")
+    s.add_argument("folder", help="the dataset's folder, inside data/ (e.g. data/my_hub or my_hub)")
+    s.add_argument("--source", required=True, help="where the files come from (a URL or DOI)")
+    s.add_argument("--licence", required=True, help="their licence, e.g. MIT")
+    s.add_argument("--citation", required=True, help="how to cite them")
+    s.add_argument("--data", default="data", help="the data folder holding MANIFEST.csv")
+    s.set_defaults(func=_add_data)
+
+    s = sub.add_parser("readme-results", description="render the results in README.md and docs/ (findings, "
+                       "results)", epilog="From tables/*.csv.")
     s.add_argument("--tables", default="tables")
     s.add_argument("--config", default="config/config.yaml", help="its objective_sets name the multi-objective sets")
     s.add_argument("--readme", default="README.md",
-                   help="the parts between its results, suite and reading markers are replaced")
+                   help="the parts between its glance and suite markers are replaced")
+    s.add_argument("--findings", default="docs/findings.md",
+                   help="the parts between its results and reading markers are replaced")
     s.add_argument("--doc", default="docs/results.md")
     s.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file differs from the rendering")
     s.set_defaults(func=_readme_results)

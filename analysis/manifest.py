@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.errors import InputError
 from analysis.io import sha256, write_csv
 
 COLUMNS = ["path", "sha256", "bytes", "source", "licence", "citation"]
@@ -79,6 +80,30 @@ def update(data_dir: str | Path, prefix: str, source: str, licence: str, citatio
     ]
     df = pd.concat([old, pd.DataFrame(new, columns=COLUMNS)], ignore_index=True).sort_values("path")
     write_csv(df, path)
+
+
+def add_data(data_dir: str | Path, folder: str | Path, source: str, licence: str, citation: str) -> list[str]:
+    """Record a dataset copied into `data_dir` (`python -m analysis.cli add-data`): every file under `folder` (a
+    path inside `data_dir`, or relative to it) enters the manifest with its sha256, size and the given provenance,
+    replacing earlier entries of that folder. Returns the recorded paths (relative to `data_dir`).
+
+    Nothing is written when the folder is not under `data_dir`, holds no file, or a provenance field is empty."""
+    root = Path(data_dir).resolve()
+    path = Path(folder)
+    path = (path if path.is_absolute() or path.resolve().is_relative_to(root) else root / path).resolve()
+    if not path.is_relative_to(root) or path == root:
+        raise InputError(folder, f"not a folder inside {data_dir}/: copy the dataset there first", field="folder")
+    if not path.is_dir():
+        raise InputError(folder, "no such folder", field="folder")
+    for name, value in (("source", source), ("licence", licence), ("citation", citation)):
+        if not value.strip():
+            raise InputError(folder, f"the {name} is empty: every data file needs its {name}", field=name)
+    files = scan(path)
+    if not files:
+        raise InputError(folder, "holds no file", field="folder")
+    prefix = path.relative_to(root).as_posix()
+    update(root, prefix, source.strip(), licence.strip(), citation.strip())
+    return [f.relative_to(root).as_posix() for f in files]
 
 
 def record_measured(data_dir: str | Path, folder: str | Path, source: str, keep: tuple[str, ...] = ()) -> bool:

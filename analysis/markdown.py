@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from analysis.errors import InputError
@@ -21,3 +23,22 @@ def splice(text: str, block: str, where: str, begin: str, end: str, what: str) -
     if start < 0 or stop < start:
         raise InputError(where, f"no {what} markers ('{begin}' ... '{end}') to write between")
     return text[:start] + block + text[stop + len(end):]
+
+
+# an inline link's or image's target: `](target)` or `](target#anchor)`
+_TARGET = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def relink(text: str, folder: str) -> str:
+    """Markdown written for the repository's root, with its relative link targets rewritten for a file in `folder`
+    (one level down, e.g. "docs"): a target in that folder loses the folder, any other gains `../` (`tables/y.csv`
+    becomes `../tables/y.csv`); absolute URLs and in-page anchors are left as they are."""
+    prefix = folder.rstrip("/") + "/"
+
+    def move(m: re.Match) -> str:
+        target = m.group(1)
+        if "://" in target or target.startswith(("#", "/", "mailto:")):
+            return m.group(0)
+        return f"]({target[len(prefix):] if target.startswith(prefix) else '../' + target})"
+
+    return _TARGET.sub(move, text)

@@ -1,4 +1,4 @@
-"""The results in README.md and docs/results.md are rendered from the published tables, not typed."""
+"""The results in README.md, docs/findings.md and docs/results.md are rendered from the published tables, not typed."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import shutil
 import pandas as pd
 from scipy.stats import mannwhitneyu
 
+from analysis import markdown
 from analysis.tables import readme as results
 from helpers import REPO
 
 README, DOC, TABLES, CONFIG = REPO / "README.md", REPO / "docs/results.md", REPO / "tables", REPO / "config/config.yaml"
+FINDINGS = REPO / "docs/findings.md"
 
 
 def test_committed_results_equal_their_rendering_from_the_committed_tables():
@@ -21,19 +23,27 @@ def test_committed_results_equal_their_rendering_from_the_committed_tables():
             f"{path.relative_to(REPO)} is not what the tables give: run `python -m analysis.cli readme-results`")
 
 
+def _copies(tmp_path):
+    """README.md, docs/results.md and docs/findings.md copied into `tmp_path`."""
+    copies = tmp_path / "README.md", tmp_path / "results.md", tmp_path / "findings.md"
+    for source, copy in zip((README, DOC, FINDINGS), copies, strict=True):
+        shutil.copy(source, copy)
+    return copies
+
+
 def test_a_hand_edited_number_fails_the_check(tmp_path, capsys):
-    readme, doc = tmp_path / "README.md", tmp_path / "results.md"
-    shutil.copy(README, readme)
-    shutil.copy(DOC, doc)
-    assert results.main(readme, doc, TABLES, CONFIG, check=True) == 0
+    readme, doc, findings = _copies(tmp_path)
+    assert results.main(readme, doc, TABLES, CONFIG, check=True, findings=findings) == 0
     table2 = pd.read_csv(TABLES / "improvement_over_rs.csv")
     row = table2[(table2["scope"] == "multi-objective") & (table2["setting"] == "nsga2")].iloc[-1]
     typed = results.num(row["thesis_mean_pct"])
-    text = readme.read_text()
-    assert typed in text
-    readme.write_text(text.replace(typed, typed + "1", 1))
-    assert results.main(readme, doc, TABLES, CONFIG, check=True) == 1
-    assert "README.md: differs" in capsys.readouterr().out
+    for edited in (readme, findings):
+        text = edited.read_text()
+        assert typed in text
+        edited.write_text(text.replace(typed, typed + "1", 1))
+        assert results.main(readme, doc, TABLES, CONFIG, check=True, findings=findings) == 1
+        assert f"{edited.name}: differs" in capsys.readouterr().out
+        edited.write_text(text)
 
 
 def test_counts_are_computed_from_the_significance_table(tmp_path):
@@ -201,16 +211,14 @@ def _multi(df, setting, budget):
 
 
 def test_a_hand_edited_reading_fails_the_check(tmp_path):
-    readme, doc = tmp_path / "README.md", tmp_path / "results.md"
-    shutil.copy(README, readme)
-    shutil.copy(DOC, doc)
-    text = readme.read_text()
+    readme, doc, findings = _copies(tmp_path)
+    text = findings.read_text()
     start, stop = text.index(results.READING_BEGIN), text.index(results.READING_END)
     block = text[start:stop]
     assert " than the thesis's " in block
-    readme.write_text(text[:start] + block.replace(" than the thesis's ", " than the thesis's, we think, ", 1)
-                      + text[stop:])
-    assert results.expected(readme, doc, TABLES, CONFIG)[readme] != readme.read_text()
+    findings.write_text(text[:start] + block.replace(" than the thesis's ", " than the thesis's, we think, ", 1)
+                        + text[stop:])
+    assert results.expected(readme, doc, TABLES, CONFIG, findings)[findings] != findings.read_text()
 
 
 def test_the_smallest_budget_sentence_counts_pairs_and_significant_pairs(tmp_path):
@@ -608,3 +616,47 @@ def test_the_spaces_that_gain_are_those_whose_own_interval_lies_above_0(tmp_path
     r = sc[(sc["algorithm"] == "pso")].iloc[0]
     row = next(line for line in results.doc_constraint_aware(t).splitlines() if line.startswith(f"| {r['space']} |"))
     assert results.interval(r["gain"], r["gain"] - 0.1, r["gain"] + 0.1, 2) in row
+
+
+# --- README for a newcomer: its shape and the results at a glance -------------------------------------
+
+def test_the_readme_is_short_with_short_lines_and_its_sections_in_order():
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 150
+    assert [n for n, line in enumerate(lines, 1) if len(line) > results.LINE_WIDTH] == []
+    sections = [line[3:] for line in lines if line.startswith("## ")]
+    assert sections[:5] == ["Set up", "Run", "Test", "Results at a glance", "Glossary"]
+    # what it is and for whom: at most five lines between the title and the first section
+    intro = lines[1:lines.index("## Set up")]
+    assert len([line for line in intro if line.strip()]) <= 5
+
+
+def test_the_glance_is_at_most_15_lines_with_one_figure_that_exists():
+    block = results.render_glance(results.Tables(TABLES, CONFIG)).splitlines()[1:-1]
+    assert len(block) <= 15
+    figures = [line for line in block if line.startswith("![")]
+    assert len(figures) == 1 and (REPO / results.GLANCE_FIGURE).is_file()
+    assert all(len(line) <= results.LINE_WIDTH for line in block)
+
+
+def test_each_verdict_at_a_glance_follows_its_interval(tmp_path):
+    """'better' / 'not apart' / 'worse' and 'gain' / 'lose' follow the 95 % interval's place against 0."""
+    assert [results.verdict(*ci) for ci in ((0.1, 2.0), (-1.0, 2.0), (-2.0, -0.1))] == ["better", "not apart", "worse"]
+    folder = _tables(tmp_path)
+    budget = min(pd.read_csv(folder / "improvement_over_rs.csv")["budget"])
+    line = results.glance_improvement(results.Tables(folder, CONFIG), "multi-objective", budget)
+    assert "NSGA-II −0.8 % [−11.4, 9.9] not apart" in line  # the published cell, its interval holds 0
+    _set(folder, "improvement_over_rs", lambda d: (d["scope"] == "multi-objective") & (d["setting"] == "nsga2")
+         & (d["budget"] == budget), {"thesis_ci_low_pct": 0.5})
+    line = results.glance_improvement(results.Tables(folder, CONFIG), "multi-objective", budget)
+    assert "NSGA-II −0.8 % [0.5, 9.9] better" in line
+    _set(folder, "constraint_aware_gains", lambda d: (d["group"] == "all") & (d["algorithm"] == "diff_evo"),
+         {"gain_ci_high": -0.01})
+    aware = [f for f in results.glance_findings(results.Tables(folder, CONFIG)) if f.startswith("Aware minus")][0]
+    assert "DE −0.07 [−0.16, −0.01] lose" in aware and "DE not apart" not in aware
+
+
+def test_links_written_for_the_root_are_rewritten_for_a_folder_below():
+    text = "[a](docs/study.md#search-spaces) [b](tables/y.csv) ![c](figures/z.png) [d](https://e.org/docs/) [f](#g)"
+    assert markdown.relink(text, "docs") == (
+        "[a](study.md#search-spaces) [b](../tables/y.csv) ![c](../figures/z.png) [d](https://e.org/docs/) [f](#g)")

@@ -93,12 +93,15 @@ def test_adding_the_example_to_a_finished_tiny_study_runs_only_its_jobs(tiny_run
     summary = pd.read_csv(root / "tables/summary/smsemoa.csv")
     assert set(summary["vs_rs"]) <= {"better", "worse", "no difference"} and len(summary) == 3
     assert (root / "figures/summary/smsemoa.png").stat().st_size > 10_000
-    # section 6 of the doc re-creates one run alone: the same as the DAG's
+    # section 6 of the doc re-creates one run alone, as written: the same as the DAG's. It reads the tiny study
+    # of section 3 from where that writes (mine-tiny/, here the study's copy) and the repository's files.
     code = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)[-1]
-    line = 'root, budget, repetition = "mine", 50, 0'
-    assert line in code
-    code = code.replace(line, f'root, budget, repetition = "{root}", 20, 1')
-    alone = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    here = tmp_path / "clone"
+    here.mkdir()
+    for name in ("config", "examples"):
+        (here / name).symlink_to(REPO / name)
+    (here / "mine-tiny").symlink_to(root)
+    alone = subprocess.run([sys.executable, "-c", code], cwd=here, capture_output=True, text=True, timeout=300)
     assert alone.returncode == 0 and alone.stdout.strip() == "True", alone.stdout + alone.stderr[-3000:]
     # the settings that were there ran no new run
     for setting in ("rs", "nsga2", "optuna"):
