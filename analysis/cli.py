@@ -9,6 +9,7 @@ and exit status 2. A command that checks something returns 1 when the check find
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -257,6 +258,13 @@ def _add_data(a: argparse.Namespace) -> int:
     return 0
 
 
+def _report_pages(a: argparse.Namespace) -> int:
+    from analysis.tables import report_pages
+
+    report_pages.write_pages(a.tables, a.pages, a.glance, a.tables_dir, json.loads(a.config), a.figure)
+    return 0
+
+
 def _readme_results(a: argparse.Namespace) -> int:
     from analysis.tables import readme as results
 
@@ -298,7 +306,7 @@ COMMAND_STAGES = {
     "indicators": "indicators", "summary": "indicators", "ca-score": "indicators", "ca-resample": "indicators",
     "tables": "tables", "compile-sensitivity": "tables", "summary-table": "tables", "ca-tables": "tables",
     "lb-tables": "tables",
-    "readme-results": "tables", "verify-space": "tables",
+    "readme-results": "tables", "report-pages": "tables", "verify-space": "tables",
     "figure-anytime": "figures", "figure-anytime-grid": "figures", "figure-hyperparameters": "figures",
     "figure-summary": "figures", "figure-tradeoff": "figures", "figure-constraint-aware": "figures",
     "figure-constraint-aware-spaces": "figures", "figure-leaderboard": "figures",
@@ -639,6 +647,16 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--config", default=None, help="the config whose entry of the space is imported (source, "
                    "definition, objectives, compile times; default: the repository's config/config.yaml)")
     s.set_defaults(func=_export_space)
+
+    s = sub.add_parser("report-pages", description="the HTML report's pages: each table as HTML, results at a glance")
+    s.add_argument("--tables", nargs="+", required=True, help="the published tables (CSV) to show")
+    s.add_argument("--pages", nargs="+", required=True, help="their pages (HTML), one per table, in the same order")
+    s.add_argument("--glance", required=True, help="the results-at-a-glance page (HTML)")
+    s.add_argument("--tables-dir", required=True, help="the folder of the published tables the glance reads")
+    s.add_argument("--config", required=True, help="JSON: objective_sets, hyperparameters.kernels, spaces and "
+                   "leaderboard.seed_001 of the config")
+    s.add_argument("--figure", default=None, help="the glance's figure (PNG), embedded where it exists")
+    s.set_defaults(func=_report_pages)
 
     s = sub.add_parser("add-data", description="record a dataset copied under data/ in data/MANIFEST.csv",
                        epilog="Every file under the folder, with its sha256 and size; earlier entries of the folder "

@@ -57,7 +57,7 @@ def test_dry_run_full_config(tmp_path):
                            ca_resample=(hub + cpu) * (4 * 2 + 1),
                            figure_constraint_aware=1, figure_constraint_aware_spaces=1,
                            # one summary page per setting that is not a baseline: nsga2_unaware, nsga3_unaware
-                           summary_table=2, figure_summary=2, all=1)
+                           summary_table=2, figure_summary=2, report_pages=1, all=1)
 
 
 def test_an_excluded_mixed_precision_space_gets_no_tradeoff_figure(tmp_path):
@@ -106,7 +106,7 @@ def test_dry_run_tiny_config(tmp_path):
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
                            ca_budget=2, ca_run=2 * (3 * 2 + 1), ca_score=2, ca_resample=2 * (3 * 2 + 1), ca_tables=1,
                            figure_constraint_aware=1,
-                           figure_constraint_aware_spaces=1, all=1)
+                           figure_constraint_aware_spaces=1, report_pages=1, all=1)
 
 
 def test_excluded_space_is_imported_and_tabulated_but_never_run(tmp_path):
@@ -311,9 +311,15 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
                     "--nolock", cwd=tiny_run)
     assert out.returncode == 0, out.stderr[-3000:]
     html = (tmp_path / "report.html").read_text()
-    for name in ("spaces.csv", "hyperparameters.csv", "improvement_over_rs.csv", "constraint_aware_gains.csv",
-                 "fronts.pdf", "score_over_time.pdf", "all_time.pdf"):
+    # the tables as HTML pages (shown on the page, not only offered as downloads), the figures as PNG (and PDF to
+    # download), and the results at a glance
+    for name in ("glance.html", "spaces.html", "hyperparameters.html", "improvement_over_rs.html",
+                 "constraint_aware_gains.html", "leaderboard.html", "optuna.html", "fronts.png", "fronts.pdf",
+                 "score_over_time.png", "all_time.png", "critical_difference.png"):
         assert name in html, name
+    assert "Results at a glance" in html and "Figures as PDF" in html
+    page = (tiny_run / ".test-output/results/report/tables/improvement_over_rs.html").read_text()
+    assert page.count("<tr>") == len(pd.read_csv(root / "tables/improvement_over_rs.csv")) + 1
 
 
 def test_bad_source_fails_cleanly_and_keeps_other_results(tmp_path):

@@ -278,7 +278,57 @@ def get_final_outputs():
         outputs.append(f"{TABLES}/constraint_aware_runs.csv")
     if LB_SPACES:
         outputs += [f"{TABLES}/{name}.{ext}" for name in LB_TABLES for ext in ("csv", "md")]
+    outputs.append(f"{RESULTS}/report/glance.html")
     return outputs
+
+
+def report_tables():
+    """Every published table the HTML report shows: its CSV -> (category, caption, label), in the report's order."""
+    tables = {f"{TABLES}/spaces.csv": ("Search spaces", "../report/spaces.rst", "spaces")}
+    if compile_cost_space_ids():
+        tables[f"{TABLES}/compile_cost.csv"] = ("Search spaces", "../report/compile_cost.rst", "compile_cost")
+    for name, (csv, _) in table_files().items():
+        tables[csv] = ("Tables", f"../{study_tables.TABLES[name].caption}", name)
+    tables[f"{TABLES}/compile_sensitivity.csv"] = (
+        "Tables",
+        "../report/tables/compile_sensitivity.rst",
+        "compile_sensitivity",
+    )
+    for setting in summary_settings():
+        tables[f"{TABLES}/summary/{setting}.csv"] = ("Tables", "../report/tables/summary.rst", f"summary {setting}")
+    if GRID_SETTINGS:
+        tables[f"{TABLES}/hyperparameters.csv"] = ("Tables", "../report/hyperparameters.rst", "hyperparameters")
+    if CA_SPACES:
+        for name in ("scores", "gains"):
+            caption = f"../report/tables/constraint_aware_{name}.rst"
+            tables[f"{TABLES}/constraint_aware_{name}.csv"] = ("Tables", caption, f"constraint_aware_{name}")
+    if LB_SPACES:
+        for name in ("leaderboard", "leaderboard_pairs", "pyatf_comparison"):
+            tables[f"{TABLES}/{name}.csv"] = ("Tables", f"../report/tables/{name}.rst", name)
+    return tables
+
+
+def report_page(csv):
+    """The HTML page of a published table in the report (rule report_pages)."""
+    return f"{RESULTS}/report/" + os.path.relpath(csv, os.path.dirname(TABLES) or ".").removesuffix(".csv") + ".html"
+
+
+def glance_figure():
+    """The figure of the report's results at a glance (as analysis.tables.readme.glance_figure picks README's):
+    every space's anytime IGD+ under the first multi-objective set studied, else under the first set."""
+    sets = list(dict.fromkeys(o for d, k in studied_space_ids() for o in space_objective_sets(d, k)))
+    multi = [s for s in sets if len(config["objective_sets"][s]) > 1]
+    return [f"{FIGURES}/anytime/all_{s}.png" for s in (multi or sets)[:1]]
+
+
+def report_config():
+    """The config fields the results at a glance read (analysis.tables.readme.Tables)."""
+    return {
+        "objective_sets": config["objective_sets"],
+        "hyperparameters": {"kernels": config.get("hyperparameters", {}).get("kernels") or []},
+        "spaces": [{"device": s["device"], "kernel": s["kernel"], "source": s["source"]} for s in config["spaces"]],
+        "leaderboard": {"seed_001": LB["seed_001"]},
+    }
 
 
 def ca_threshold(wildcards):

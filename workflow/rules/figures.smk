@@ -9,12 +9,17 @@ rule figure_hyperparameters:
     output:
         pdf=report(
             f"{FIGURES}/hyperparameters/fronts.pdf",
+            category="Figures as PDF",
+            subcategory="Hyperparameters",
+            labels={"figure": "grid fronts"},
+        ),
+        png=report(
+            f"{FIGURES}/hyperparameters/fronts.png",
             caption="../report/figure_hyperparameters.rst",
             category="Figures",
             subcategory="Hyperparameters",
             labels={"figure": "grid fronts"},
         ),
-        png=f"{FIGURES}/hyperparameters/fronts.png",
     log:
         f"{LOGS}/figures/hyperparameters/fronts.log",
     conda:
@@ -33,12 +38,17 @@ rule figure_anytime:
     output:
         pdf=report(
             f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.pdf",
+            category="Figures as PDF",
+            subcategory="Anytime IGD+",
+            labels={"space": "{device}/{kernel}", "objective set": "{objective_set}"},
+        ),
+        png=report(
+            f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.png",
             caption="../report/figure_anytime.rst",
             category="Figures",
             subcategory="Anytime IGD+",
             labels={"space": "{device}/{kernel}", "objective set": "{objective_set}"},
         ),
-        png=f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.png",
     log:
         f"{LOGS}/figures/anytime/{{device}}/{{kernel}}/{{objective_set}}.log",
     conda:
@@ -58,12 +68,17 @@ rule figure_anytime_grid:
     output:
         pdf=report(
             f"{FIGURES}/anytime/all_{{objective_set}}.pdf",
+            category="Figures as PDF",
+            subcategory="Anytime IGD+",
+            labels={"space": "all spaces", "objective set": "{objective_set}"},
+        ),
+        png=report(
+            f"{FIGURES}/anytime/all_{{objective_set}}.png",
             caption="../report/figure_anytime_grid.rst",
             category="Figures",
             subcategory="Anytime IGD+",
             labels={"space": "all spaces", "objective set": "{objective_set}"},
         ),
-        png=f"{FIGURES}/anytime/all_{{objective_set}}.png",
     log:
         f"{LOGS}/figures/anytime/all_{{objective_set}}.log",
     conda:
@@ -83,12 +98,17 @@ rule figure_tradeoff:
     output:
         pdf=report(
             f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.pdf",
+            category="Figures as PDF",
+            subcategory="Trade-off clouds",
+            labels={"space": "{device}/{kernel}", "error objective": "{error}"},
+        ),
+        png=report(
+            f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.png",
             caption="../report/figure_tradeoff.rst",
             category="Figures",
             subcategory="Trade-off clouds",
             labels={"space": "{device}/{kernel}", "error objective": "{error}"},
         ),
-        png=f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.png",
     log:
         f"{LOGS}/figures/tradeoff/{{device}}/{{kernel}}/{{error}}.log",
     wildcard_constraints:
@@ -108,12 +128,17 @@ rule figure_constraint_aware:
     output:
         pdf=report(
             f"{FIGURES}/constraint_aware/score_over_time.pdf",
+            category="Figures as PDF",
+            subcategory="Constraint-aware study",
+            labels={"figure": "score over time"},
+        ),
+        png=report(
+            f"{FIGURES}/constraint_aware/score_over_time.png",
             caption="../report/figure_constraint_aware.rst",
             category="Figures",
             subcategory="Constraint-aware study",
             labels={"figure": "score over time"},
         ),
-        png=f"{FIGURES}/constraint_aware/score_over_time.png",
     log:
         f"{LOGS}/figures/constraint_aware/score_over_time.log",
     conda:
@@ -130,12 +155,17 @@ rule figure_constraint_aware_spaces:
     output:
         pdf=report(
             f"{FIGURES}/constraint_aware/spaces.pdf",
+            category="Figures as PDF",
+            subcategory="Constraint-aware study",
+            labels={"figure": "score per space"},
+        ),
+        png=report(
+            f"{FIGURES}/constraint_aware/spaces.png",
             caption="../report/figure_constraint_aware_spaces.rst",
             category="Figures",
             subcategory="Constraint-aware study",
             labels={"figure": "score per space"},
         ),
-        png=f"{FIGURES}/constraint_aware/spaces.png",
     log:
         f"{LOGS}/figures/constraint_aware/spaces.log",
     conda:
@@ -153,12 +183,17 @@ rule figure_summary:
     output:
         pdf=report(
             f"{FIGURES}/summary/{{setting}}.pdf",
+            category="Figures as PDF",
+            subcategory="Strategy summary",
+            labels={"setting": "{setting}"},
+        ),
+        png=report(
+            f"{FIGURES}/summary/{{setting}}.png",
             caption="../report/figure_summary.rst",
             category="Figures",
             subcategory="Strategy summary",
             labels={"setting": "{setting}"},
         ),
-        png=f"{FIGURES}/summary/{{setting}}.png",
     log:
         f"{LOGS}/figures/summary/{{setting}}.log",
     wildcard_constraints:
@@ -184,16 +219,43 @@ rule figure_leaderboard:
     output:
         time_pdf=report(
             f"{FIGURES}/leaderboard/score_over_time.pdf",
+            category="Figures as PDF",
+            subcategory="Leaderboard",
+            labels={"figure": "score over time"},
+        ),
+        time_png=report(
+            f"{FIGURES}/leaderboard/score_over_time.png",
             caption="../report/figure_leaderboard.rst",
             category="Figures",
             subcategory="Leaderboard",
             labels={"figure": "score over time"},
         ),
-        time_png=f"{FIGURES}/leaderboard/score_over_time.png",
-        heat_pdf=f"{FIGURES}/leaderboard/heatmap.pdf",
-        heat_png=f"{FIGURES}/leaderboard/heatmap.png",
-        cd_pdf=f"{FIGURES}/leaderboard/critical_difference.pdf",
-        cd_png=f"{FIGURES}/leaderboard/critical_difference.png",
+        heat_pdf=report(
+            f"{FIGURES}/leaderboard/heatmap.pdf",
+            category="Figures as PDF",
+            subcategory="Leaderboard",
+            labels={"figure": "score per space"},
+        ),
+        heat_png=report(
+            f"{FIGURES}/leaderboard/heatmap.png",
+            caption="../report/figure_leaderboard_heatmap.rst",
+            category="Figures",
+            subcategory="Leaderboard",
+            labels={"figure": "score per space"},
+        ),
+        cd_pdf=report(
+            f"{FIGURES}/leaderboard/critical_difference.pdf",
+            category="Figures as PDF",
+            subcategory="Leaderboard",
+            labels={"figure": "critical difference"},
+        ),
+        cd_png=report(
+            f"{FIGURES}/leaderboard/critical_difference.png",
+            caption="../report/figure_leaderboard_critical_difference.rst",
+            category="Figures",
+            subcategory="Leaderboard",
+            labels={"figure": "critical difference"},
+        ),
     log:
         f"{LOGS}/figures/leaderboard.log",
     conda:

@@ -7,11 +7,7 @@ rule hyperparameters:
         finals=indicator_files("final", "grid"),
     output:
         grid=f"{RESULTS}/hyperparameters/grid.csv",
-        csv=report(
-            f"{TABLES}/hyperparameters.csv",
-            category="Hyperparameters",
-            caption="../report/hyperparameters.rst",
-        ),
+        csv=f"{TABLES}/hyperparameters.csv",
         md=f"{TABLES}/hyperparameters.md",
     log:
         f"{LOGS}/tables/hyperparameters.log",

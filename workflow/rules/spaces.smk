@@ -47,7 +47,7 @@ rule spaces_table:
         fronts=expand_spaces(f"{RESULTS}/spaces/{{device}}/{{kernel}}/fronts.json"),
         parquet=expand_spaces(f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.parquet"),
     output:
-        csv=report(f"{TABLES}/spaces.csv", category="Search spaces", caption="../report/spaces.rst"),
+        csv=f"{TABLES}/spaces.csv",
         md=f"{TABLES}/spaces.md",
     log:
         f"{LOGS}/tables/spaces.log",
@@ -70,7 +70,7 @@ rule compile_cost_table:
     input:
         meta=[f"{RESULTS}/spaces/{d}/{k}/space.json" for d, k in compile_cost_space_ids()],
     output:
-        csv=report(f"{TABLES}/compile_cost.csv", category="Search spaces", caption="../report/compile_cost.rst"),
+        csv=f"{TABLES}/compile_cost.csv",
         md=f"{TABLES}/compile_cost.md",
     log:
         f"{LOGS}/tables/compile_cost.log",

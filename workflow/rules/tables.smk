@@ -7,15 +7,7 @@ rule study_tables:
         final=rules.summary.output.final,
         runs=rules.summary.output.runs,
     output:
-        **{
-            f"{name}_{ext}": (
-                report(path, category="Tables", caption=f"../{study_tables.TABLES[name].caption}")
-                if ext == "csv"
-                else path
-            )
-            for name, pair in table_files().items()
-            for ext, path in zip(("csv", "md"), pair)
-        },
+        **{f"{name}_{ext}": path for name, pair in table_files().items() for ext, path in zip(("csv", "md"), pair)},
     log:
         f"{LOGS}/tables/study.log",
     conda:
@@ -45,11 +37,7 @@ rule compile_sensitivity:
         meta=[f"{RESULTS}/spaces/{d}/{k}/space.json" for d, k in compile_cost_space_ids()],
         provenance=compile_provenance_files(),
     output:
-        csv=report(
-            f"{TABLES}/compile_sensitivity.csv",
-            category="Tables",
-            caption="../report/tables/compile_sensitivity.rst",
-        ),
+        csv=f"{TABLES}/compile_sensitivity.csv",
         md=f"{TABLES}/compile_sensitivity.md",
     log:
         f"{LOGS}/tables/compile_sensitivity.log",
@@ -82,17 +70,9 @@ rule ca_tables:
         ],
     output:
         runs=f"{TABLES}/constraint_aware_runs.csv",
-        scores=report(
-            f"{TABLES}/constraint_aware_scores.csv",
-            category="Tables",
-            caption="../report/tables/constraint_aware_scores.rst",
-        ),
+        scores=f"{TABLES}/constraint_aware_scores.csv",
         scores_md=f"{TABLES}/constraint_aware_scores.md",
-        gains=report(
-            f"{TABLES}/constraint_aware_gains.csv",
-            category="Tables",
-            caption="../report/tables/constraint_aware_gains.rst",
-        ),
+        gains=f"{TABLES}/constraint_aware_gains.csv",
         gains_md=f"{TABLES}/constraint_aware_gains.md",
         curves=f"{RESULTS}/constraint_aware/curves.parquet",
     log:
@@ -117,11 +97,7 @@ rule summary_table:
     input:
         rules.summary.output.final,
     output:
-        csv=report(
-            f"{TABLES}/summary/{{setting}}.csv",
-            category="Tables",
-            caption="../report/tables/summary.rst",
-        ),
+        csv=f"{TABLES}/summary/{{setting}}.csv",
         md=f"{TABLES}/summary/{{setting}}.md",
     log:
         f"{LOGS}/tables/summary/{{setting}}.log",
@@ -172,3 +148,33 @@ rule lb_tables:
         " --out-dir {params.out_dir:q} --curves-out {output.curves:q} --bootstrap-resamples {params.resamples}"
         " --bootstrap-seed {params.seed} --min-budget-evaluations {params.min_budget} --seed-001 {params.seed_001}"
         " --cost-file {params.cost} 2> {log:q}"
+
+
+# The HTML report's pages: every published table as an HTML table (the report shows an HTML file on the page, a CSV
+# only as a download) with its caption and category, and the results at a glance first.
+rule report_pages:
+    input:
+        tables=list(report_tables()),
+        figure=glance_figure(),
+    output:
+        glance=report(
+            f"{RESULTS}/report/glance.html",
+            category="Results at a glance",
+            caption="../report/glance.rst",
+        ),
+        pages=[
+            report(report_page(csv), category=category, caption=caption, labels={"table": label})
+            for csv, (category, caption, label) in report_tables().items()
+        ],
+    log:
+        f"{LOGS}/tables/report_pages.log",
+    conda:
+        ENV
+    params:
+        cli=CLI,
+        tables_dir=TABLES,
+        config=json_arg(report_config()),
+        figure=lambda wc, input: shlex.quote(input.figure[0] if input.figure else ""),
+    shell:
+        "{params.cli} report-pages --tables {input.tables:q} --pages {output.pages:q} --glance {output.glance:q}"
+        " --tables-dir {params.tables_dir:q} --config {params.config} --figure {params.figure} 2> {log:q}"
