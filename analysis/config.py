@@ -183,6 +183,15 @@ def excluded_spaces(config: dict[str, Any]) -> dict[str, str]:
     return {f"{s['device']}/{s['kernel']}": s["excluded"] for s in config["spaces"] if s.get("excluded")}
 
 
+def studied_space_keys(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """(device, kernel) of every space the studies run on, in the workflow's order (the Snakefile's STUDIED): the
+    listed spaces, then each sweep that makes a space (`space: true`), without the excluded ones."""
+    keys = dict.fromkeys((s["device"], s["kernel"]) for s in config["spaces"])
+    keys.update(dict.fromkeys((s["device"], s["kernel"]) for s in config.get("sweeps") or [] if s.get("space")))
+    excluded = excluded_spaces(config)
+    return [key for key in keys if f"{key[0]}/{key[1]}" not in excluded]
+
+
 def _check_groups_and_exclusions(config: dict[str, Any], source: str) -> None:
     """No space group takes the name of a row set of the gains table; at least one space is studied."""
     for i, s in enumerate(config["spaces"]):

@@ -39,6 +39,7 @@ from analysis.simulate.constraint_aware import (  # noqa: E402
     accepted_run,
     objective_values,
     run_identity,
+    study_spaces,
     study_strategies,
     with_objective,
 )
@@ -63,13 +64,8 @@ def study_entries(configfile: Path) -> tuple[dict[str, dict], dict, list[tuple[s
     leaderboard's spaces (those of the constraint-aware study without a threshold), as the Snakefile has them."""
     config = study_config.validate(study_config.read_yaml(configfile), str(configfile))
     ca = config["constraint_aware"]
-    strategies = study_strategies(ca)
-    excluded = study_config.excluded_spaces(config)
-    spaces = [(s["device"], s["kernel"]) for s in config["spaces"] if f"{s['device']}/{s['kernel']}" not in excluded]
-    if ca["spaces"] is not None:
-        spaces = [key for key in spaces if f"{key[0]}/{key[1]}" in ca["spaces"]]
-    spaces = [key for key in spaces if key[1] not in ca["thresholds"]]
-    return lb.entries(config["leaderboard"], strategies), ca, spaces
+    spaces = lb.spaces(study_spaces(study_config.studied_space_keys(config), ca), ca)
+    return lb.entries(config["leaderboard"], study_strategies(ca)), ca, spaces
 
 
 def time_entry(entry: dict, spaces: list[tuple[Space, dict]], proposal_cap: float) -> list[float]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,6 +87,11 @@ def study_strategies(ca: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     if ca["random_search"]:
         out["rs"] = {"algorithm": "rs", "options": {}, "constraint_aware": True}
     return out
+
+
+def study_spaces(studied: Sequence[tuple[str, str]], ca: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The study's spaces, (device, kernel): those of `ca["spaces"]` among the studied ones, or all of them."""
+    return [key for key in studied if ca["spaces"] is None or f"{key[0]}/{key[1]}" in ca["spaces"]]
 
 
 def objective_values(space: Space, threshold: Mapping[str, Any] | None) -> tuple[str, np.ndarray]:

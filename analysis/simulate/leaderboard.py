@@ -66,6 +66,12 @@ def pyatf_techniques() -> list[str]:
     return list(supported_searchtechniques)
 
 
+def spaces(ca_spaces: Sequence[tuple[str, str]], ca: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The leaderboard's spaces, (device, kernel): the constraint-aware study's spaces tuned on time (its kernels
+    without an accuracy threshold)."""
+    return [key for key in ca_spaces if key[1] not in ca["thresholds"]]
+
+
 def entries(leaderboard: Mapping[str, Any], ca_strategies: Mapping[str, Mapping[str, Any]]) -> dict[str, dict]:
     """Entry name -> {family, display, algorithm, options, kt_name, repetitions, source} from the config's
     `leaderboard` section and the constraint-aware study's strategies (name -> {algorithm, options,

@@ -44,3 +44,12 @@ def test_the_leaderboard_alone_against_its_own_target() -> None:
     # 5,700 job seconds over 2 cores: at least 2,850 s of wall time against 2,700 s
     assert "5,700 job seconds" in line and "2,850 s" in line and "ratio 1.06" in line
     assert line.index("a 77%") < line.index("b 21%") < line.index("ca_x 2%")
+
+
+def test_the_benchmark_times_the_spaces_the_published_leaderboard_scored() -> None:
+    """study_entries derives the leaderboard's spaces as the Snakefile does (config.studied_space_keys,
+    constraint_aware.study_spaces, leaderboard.spaces): the spaces of tables/leaderboard_spaces.csv."""
+    entries, _, keys = bench.study_entries(REPO / "config/config.yaml")
+    published = pd.read_csv(REPO / "tables/leaderboard_spaces.csv")
+    assert sorted(f"{d}/{k}" for d, k in keys) == sorted(published["space"].unique())
+    assert set(entries) == set(published["entry"])

@@ -379,3 +379,12 @@ def test_every_complete_cuda_sweep_is_in_the_study():
             continue
         assert rel in sources, f"{rel} is not a space of config/config.yaml"
         assert sources[rel]["compile_times"] == [rel.replace(path.name, f"compile/{path.name}")]
+
+
+def test_the_studied_spaces_are_the_listed_and_swept_ones_without_the_excluded():
+    """The tiny config lists three spaces (A4000/convolution excluded) and sweeps host-cpu/bessel into a space."""
+    tiny = cfg.load(REPO / "config/test.yaml")
+    assert cfg.studied_space_keys(tiny) == [("A100", "convolution"), ("A100", "dedispersion"), ("host-cpu", "bessel")]
+    full = cfg.load(REPO / "config/config.yaml")
+    keys = cfg.studied_space_keys(full)
+    assert len(keys) == len(set(keys)) and ("RTX_3060_laptop", "gemm") not in keys  # the excluded incomplete sweep

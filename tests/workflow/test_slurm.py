@@ -47,7 +47,7 @@ SCRIPT = REPO / ".ci/slurm-local"
 # Snakemake runs itself: it has no command. The leaderboard's: a run and a score of each Kernel Tuner strategy and
 # pyATF technique, a score of each of the 3 x 2 constraint-aware strategies, its tables and its figures.
 _OWN = len(leaderboard.kernel_tuner_strategies()) + len(leaderboard.pyatf_techniques()) + 1  # + a user's (optuna)
-SLURM_JOBS = 87 + 2 * _OWN + 3 * 2 + 2
+SLURM_JOBS = 90 + 2 * _OWN + 3 * 2 + 2
 CLUSTER_OPTIONS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1",
                    "--slurm-no-account"]
 

@@ -93,7 +93,7 @@ def test_sweep_shards_with_two_thread_configurations_take_both_cores(tmp_path):
 
 def test_dry_run_tiny_config(tmp_path):
     jobs = planned_jobs("--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
-    # 2 imported spaces + the swept host-cpu/bessel (2 shards, 1 merge) x 5 settings, and the 2 x 2
+    # 2 imported spaces + the swept host-cpu/bessel (2 shards, 1 merge) x 6 settings, and the 2 x 2
     # grid on the one training space; the excluded A4000/convolution is imported, with its fronts, and no more;
     # a summary page for each of the 3 settings that are not baselines (nsga2_unaware, ga_aware, optuna); the
     # leaderboard's own runs of every Kernel Tuner strategy and pyATF technique, and a score for each of them and for
@@ -101,7 +101,7 @@ def test_dry_run_tiny_config(tmp_path):
     own = len(leaderboard.kernel_tuner_strategies()) + len(leaderboard.pyatf_techniques()) + 1  # + optuna, a user's
     assert jobs == Counter(lb_run=own, lb_score=own + 3 * 2, lb_tables=1, figure_leaderboard=1,
                            sweep_shard=2, sweep_merge=1, import_space=4, true_fronts=4, spaces_table=1,
-                           simulate=3 * 5, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1,
+                           simulate=3 * 6, simulate_grid=1 * 4, indicators=3 + 1, hyperparameters=1, summary=1,
                            study_tables=1, compile_sensitivity=1, summary_table=3, figure_summary=3,
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
                            ca_budget=2, ca_run=2 * (3 * 2 + 1), ca_score=2, ca_resample=2 * (3 * 2 + 1), ca_tables=1,
@@ -116,7 +116,8 @@ def test_excluded_space_is_imported_and_tabulated_but_never_run(tmp_path):
     assert out.returncode == 0, out.stderr + out.stdout
     jobs = re.split(r"\n(?=(?:local)?rule \w+:)", out.stdout)
     touching = Counter(re.match(r"(?:local)?rule (\w+):", j).group(1) for j in jobs if "A4000" in j)
-    assert touching == Counter(import_space=1, true_fronts=1, spaces_table=1)
+    # and the report's pages, which read the config's list of spaces (where each was measured)
+    assert touching == Counter(import_space=1, true_fronts=1, spaces_table=1, report_pages=1)
     table_job = next(j for j in jobs if j.startswith("rule spaces_table:"))
     assert """--excluded '{"A4000/convolution": "CI: a space kept out of both studies""" in table_job
     # the constraint-aware study passes each space's group: configured, or null for ca-score's default
@@ -238,10 +239,12 @@ def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
     grid = pd.read_csv(root / "results/hyperparameters/grid.csv")
     assert len(grid) == 4 and grid["picked"].sum() == 1
     curves = pd.read_parquet(root / "results/summary/curves.parquet")
-    assert set(curves["setting"]) == {"rs", "nsga2", "nsga2_unaware", "ga_aware", "optuna"}
+    assert set(curves["setting"]) == {"rs", "nsga2", "nsga3", "nsga2_unaware", "ga_aware", "optuna"}
     assert (curves["k"].max(), curves["n_runs"].min()) == (20, 3)
     t2 = pd.read_csv(root / "tables/improvement_over_rs.csv")
-    assert set(t2["setting"]) == {"nsga2", "nsga2_unaware", "ga_aware", "optuna"}
+    assert set(t2["setting"]) == {"nsga2", "nsga3", "nsga2_unaware", "ga_aware", "optuna"}
+    # NSGA-III against NSGA-II (Table 3), which the tiny config has since it runs both
+    assert set(pd.read_csv(root / "tables/nsga3_over_nsga2.csv")["scope"]) == {"all", "all held-out"}
     # one objective set: nothing to pool apart but `all`, and its held-out twin without the grid's training space
     # (A100/convolution: NSGA-II takes its picks); one pair per space
     by_scope = t2.groupby("scope")

@@ -83,7 +83,7 @@ def test_adding_the_example_to_a_finished_tiny_study_runs_only_its_jobs(tiny_run
     planned.pop("total", None)
     assert int(planned.pop("simulate")) == 3  # the new setting on each of the three studied spaces
     assert set(planned) <= {"indicators", "summary", "study_tables", "compile_sensitivity", "summary_table",
-                            "figure_summary", "figure_anytime", "figure_anytime_grid", "all"}, planned
+                            "figure_summary", "figure_anytime", "figure_anytime_grid", "report_pages", "all"}, planned
     assert int(planned["indicators"]) == 3  # the comparison's, not the grid's
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]

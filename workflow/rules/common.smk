@@ -61,7 +61,7 @@ GRID_SETTINGS = hyperparams.expand(HP["grids"]) if TRAINING else {}
 ALL_SETTINGS = {**SETTINGS, **GRID_SETTINGS}
 # The constraint-aware study: its spaces and each strategy with and without awareness.
 CA = config["constraint_aware"]
-CA_SPACES = [key for key in STUDIED if CA["spaces"] is None or f"{key[0]}/{key[1]}" in CA["spaces"]]
+CA_SPACES = constraint_aware.study_spaces(STUDIED, CA)
 CA_STRATEGIES = constraint_aware.study_strategies(CA)
 # The leaderboard (docs/leaderboard.md): its entries, on the constraint-aware study's spaces tuned on time.
 LB = config["leaderboard"]
@@ -69,7 +69,7 @@ try:
     LB_ENTRIES = leaderboard.entries(LB, CA_STRATEGIES)
 except ValueError as exc:
     raise WorkflowError(f"{workflow.configfiles[-1]}: {exc}") from None
-LB_SPACES = [key for key in CA_SPACES if key[1] not in CA["thresholds"]] if LB_ENTRIES else []
+LB_SPACES = leaderboard.spaces(CA_SPACES, CA) if LB_ENTRIES else []
 CA_SETTINGS = {
     key: CA[key]
     for key in ("cutoff_percentile", "cutoff_percentile_start", "cutoff_margin", "time_resolution", "confidence_level")
