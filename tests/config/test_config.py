@@ -200,6 +200,7 @@ def test_training_kernel_typo_is_an_error(tmp_path):
     ("""  algorithms:
     rs: {algorithm: rs}
     nsga2: {algorithm: nsga2, tuned: nsga2}
+    nsga3: {algorithm: nsga3, options: {popsize: 10}}
     nsga2_unaware: {algorithm: nsga2_unaware, options: {popsize: 10, mutation_prob: 0.1}}
     ga_aware: {algorithm: genetic_algorithm, options: {constraint_aware: true}}
     # a user's strategy from its file (docs/your-tuner.md): Optuna's TPE sampler through the ask/tell adapter
