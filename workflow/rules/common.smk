@@ -310,7 +310,8 @@ def report_tables():
 
 def report_page(csv):
     """The HTML page of a published table in the report (rule report_pages)."""
-    return f"{RESULTS}/report/" + os.path.relpath(csv, os.path.dirname(TABLES) or ".").removesuffix(".csv") + ".html"
+    relative = os.path.relpath(csv, os.path.dirname(TABLES) or ".").removesuffix(".csv")
+    return f"{RESULTS}/report/{relative}.html"
 
 
 def glance_figure():

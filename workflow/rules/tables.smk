@@ -172,7 +172,7 @@ rule report_pages:
         ENV
     params:
         cli=CLI,
-        tables_dir=TABLES,
+        tables_dir=lambda wc, input: os.path.dirname(input.tables[0]),  # spaces.csv's: the tables' folder
         config=json_arg(report_config()),
         figure=lambda wc, input: shlex.quote(input.figure[0] if input.figure else ""),
     shell:
