@@ -990,7 +990,8 @@ def readme_suite() -> str:
     where = f"on {workers} pytest-xdist workers" if workers > 1 else "in one process"
     return textwrap.fill(
         f"The suite takes about {round(seconds / 60)} minutes ({num(seconds, 0)} s for "
-        f"{num(int(last['passed']), 0)} tests {where} in a clean-clone `.ci/run` of commit {last['commit']}, "
+        f"{num(int(last['passed']), 0)} tests {where} in a clean-clone `.ci/run` (the Slurm test included) of commit "
+        f"{last['commit']}, "
         f"{num(int(last['ci_wall_s']), 0)} s with the install; a {last['machine']} virtual machine, load average "
         f"before {last['load_before']}, {last['date']}; `benchmarks/bench_suite.py`).", width=LINE_WIDTH,
         break_long_words=False, break_on_hyphens=False)
