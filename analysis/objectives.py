@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -50,3 +51,13 @@ def custom_objective(name: str, unit: str = "", direction: str = "min") -> Objec
         raise ValueError(f"objective '{name}': direction must be 'min' or 'max', not '{direction}'")
     column = f"{name}_{unit}" if unit and unit != "1" else name
     return Objective(name, column, unit or "1", direction, "imported objective")
+
+
+def headline_set(objective_sets: Mapping[str, Sequence[str]], studied: Iterable[str]) -> str | None:
+    """The objective set a summary shows first (the figure of README's and the report's results at a glance): the
+    first multi-objective set of `objective_sets` (the config's order) among the `studied` ones, else the first
+    studied set; None when none is studied."""
+    ran = set(studied)
+    present = [name for name in objective_sets if name in ran]
+    multi = [name for name in present if len(objective_sets[name]) > 1]
+    return (multi or present or [None])[0]

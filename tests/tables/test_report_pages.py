@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from analysis.errors import InputError
+from analysis.objectives import headline_set
 from analysis.tables import readme
 from analysis.tables import report_pages as pages
 from helpers import REPO
@@ -57,3 +58,13 @@ def test_the_glance_page_is_the_readme_s_findings_with_the_figure_embedded(tmp_p
 def test_every_caption_is_at_most_three_sentences(caption):
     text = caption.read_text().strip()
     assert text and len(SENTENCE_END.findall(text)) <= 3, text
+
+
+def test_the_headline_set_is_the_first_multi_objective_set_studied_else_the_first_studied():
+    """README's glance figure and the report's (rule report_pages) are chosen by one rule."""
+    sets = {"O3": ["time", "memory", "mre"], "O5": ["time", "memory", "mre", "nrmse", "nmae"], "time": ["time"]}
+    assert headline_set(sets, ["time", "O5", "O3"]) == "O3"  # the config's order, not the studied order
+    assert headline_set(sets, ["time", "O5"]) == "O5"
+    assert headline_set(sets, ["time"]) == "time" and headline_set(sets, []) is None
+    assert readme.glance_figure(readme.Tables(REPO / "tables", REPO / "config/config.yaml")) == \
+        "figures/anytime/all_O3.png"

@@ -13,6 +13,7 @@ from analysis.spaces.compile_cost import provenance_path
 from analysis.tables import registry as study_tables
 from analysis.tables import summary as study_summary
 from analysis.errors import ConfigError
+from analysis.objectives import headline_set
 from analysis.simulate.registry import strategy_source
 from analysis.simulate import constraint_aware, leaderboard
 
@@ -315,11 +316,11 @@ def report_page(csv):
 
 
 def glance_figure():
-    """The figure of the report's results at a glance (as analysis.tables.readme.glance_figure picks README's):
-    every space's anytime IGD+ under the first multi-objective set studied, else under the first set."""
-    sets = list(dict.fromkeys(o for d, k in studied_space_ids() for o in space_objective_sets(d, k)))
-    multi = [s for s in sets if len(config["objective_sets"][s]) > 1]
-    return [f"{FIGURES}/anytime/all_{s}.png" for s in (multi or sets)[:1]]
+    """The figure of the report's results at a glance, README's (analysis.tables.readme.glance_figure): every space's
+    anytime IGD+ under the headline objective set."""
+    studied = {o for d, k in studied_space_ids() for o in space_objective_sets(d, k)}
+    headline = headline_set(config["objective_sets"], studied)
+    return [f"{FIGURES}/anytime/all_{headline}.png"] if headline else []
 
 
 def report_config():
