@@ -258,6 +258,13 @@ def _add_data(a: argparse.Namespace) -> int:
     return 0
 
 
+def _restore(a: argparse.Namespace) -> None:
+    from analysis import archive
+
+    written = archive.restore_files(a.archives, a.results, a.runs)
+    log.info("%d run file(s) restored from %s", len(written), ", ".join(a.archives))
+
+
 def _report_pages(a: argparse.Namespace) -> int:
     from analysis.tables import report_pages
 
@@ -301,7 +308,7 @@ COMMAND_STAGES = {
     "import-space": "spaces", "fronts": "spaces", "spaces-table": "spaces", "compile-cost-table": "spaces",
     "export-space": "spaces",
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
-    "lb-run": "simulate", "lb-score": "indicators",
+    "lb-run": "simulate", "restore": "simulate", "lb-score": "indicators",
     "hyperparameters": "hyperparams",
     "indicators": "indicators", "summary": "indicators", "ca-score": "indicators", "ca-resample": "indicators",
     "tables": "tables", "compile-sensitivity": "tables", "summary-table": "tables", "ca-tables": "tables",
@@ -657,6 +664,13 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                    "leaderboard.seed_001 of the config")
     s.add_argument("--figure", default=None, help="the glance's figure (PNG), embedded where it exists")
     s.set_defaults(func=_report_pages)
+
+    s = sub.add_parser("restore", description="write run files back from the baseline archive (docs/baselines.md)",
+                       epilog="Each run file is written atomically, its space checked against the archive's fingerprint.")
+    s.add_argument("--archives", nargs="+", required=True, help="the archives (data/baselines/<study>.parquet)")
+    s.add_argument("--results", required=True, help="the results folder: spaces are read, run files written there")
+    s.add_argument("--runs", nargs="+", required=True, help="the run files to restore, as paths under --results")
+    s.set_defaults(func=_restore)
 
     s = sub.add_parser("add-data", description="record a dataset copied under data/ in data/MANIFEST.csv",
                        epilog="Every file under the folder, with its sha256 and size; earlier entries of the folder "

@@ -100,3 +100,7 @@ def json_argument(option: str, text: str | None, valid: Callable[[Any], bool] | 
     if valid is not None and not valid(value):
         raise ArgumentError(option, f"not {what}: {text}")
     return value
+
+
+class ArchiveError(InputError):
+    """A baseline archive, or a run file being archived, is malformed or does not match its space."""

@@ -16,6 +16,7 @@ from analysis.errors import ConfigError
 from analysis.objectives import headline_set
 from analysis.simulate.registry import strategy_source
 from analysis.simulate import constraint_aware, leaderboard
+from analysis import archive
 
 try:
     study_config.check_workflow_config(config, workflow.configfiles, workflow.basedir)
@@ -442,3 +443,121 @@ def figure_outputs():
     if LB_SPACES:
         stems += [f"{FIGURES}/leaderboard/{name}" for name in ("score_over_time", "heatmap", "critical_difference")]
     return [f"{stem}.{ext}" for stem in stems for ext in ("pdf", "png")]
+
+
+# The baseline archive (workflow/rules/simulate.smk: rules archive and restore_runs; docs/baselines.md)
+BASELINES = config["baselines"]
+ARCHIVE_DIR = repo_path(BASELINES["archive"])
+ARCHIVE_STUDIES = ("comparison", "constraint_aware", "leaderboard")
+
+
+def _file_digest(algorithm):
+    """sha256 of a user strategy's file (None for a registered or installed one)."""
+    source = strategy_source(algorithm)
+    return archive.file_digest(source) if source else None
+
+
+def tuned_grid(name):
+    """What a tuned setting's picks follow from: its grid, the training kernels, the grid's repetitions and budgets."""
+    if not name:
+        return None
+    return {"grid": name, **HP["grids"][name], "kernels": HP["kernels"], "repetitions": HP["repetitions"], "budgets": HP_BUDGETS}
+
+
+def run_jobs():
+    """Every run file the config implies (path under results/) -> (study, what its job's runs follow from)."""
+    jobs = {}
+    cells = [cell for group in GROUP_CELLS.values() for cell in group()]
+    for d, k, o, s, b in cells:
+        spec = ALL_SETTINGS[s]
+        jobs[f"runs/{d}/{k}/{o}/{s}/b{b}.parquet"] = (
+            "comparison",
+            {
+                "rule": "simulate",
+                "algorithm": spec["algorithm"],
+                "options": spec["options"],
+                "tuned": tuned_grid(SETTINGS[s].get("tuned")) if s in SETTINGS else None,
+                "objectives": config["objective_sets"][o],
+                "repetitions": setting_repetitions(s),
+                "proposal_cap": SIM["proposal_cap"],
+                "purpose": "selection" if s in GRID_SETTINGS else "comparison",
+                "file": _file_digest(spec["algorithm"]),
+            },
+        )
+    for d, k in CA_SPACES:
+        for name, spec in CA_STRATEGIES.items():
+            jobs[f"constraint_aware/runs/{d}/{k}/{name}.parquet"] = (
+                "constraint_aware",
+                {
+                    "rule": "ca_run",
+                    **spec,
+                    "threshold": CA["thresholds"].get(k),
+                    "repetitions": CA["repetitions"],
+                    "settings": CA_SETTINGS,
+                    "proposal_cap": CA["proposal_cap"],
+                    "file": _file_digest(spec["algorithm"]),
+                },
+            )
+    for name, entry in LB_ENTRIES.items():
+        if entry["source"] == "runs":
+            jobs[f"leaderboard/runs/{name}.parquet"] = (
+                "leaderboard",
+                {
+                    "rule": "lb_run",
+                    **entry,
+                    "spaces": [f"{d}/{k}" for d, k in LB_SPACES],
+                    "settings": CA_SETTINGS,
+                    "proposal_cap": CA["proposal_cap"],
+                    "file": _file_digest(entry["algorithm"]),
+                },
+            )
+    return jobs
+
+
+def archive_path(study):
+    return f"{ARCHIVE_DIR}/{study}.parquet"
+
+
+def _space_settled(key):
+    """Whether a space is known before the run: imported from a file, or from a sweep already merged (a sweep still
+    to run measures a new space, whose runs are simulated)."""
+    s = SPACES[key]
+    return not s.get("from_sweep") or Path(s["source"]).is_file()
+
+
+def restorable_runs():
+    """The run files (paths under results/) to restore from the archive rather than simulate: where
+    baselines.restore is set, those the archive holds with this config's job (archive.restorable), on settled
+    spaces (restore_runs checks each space against the archive's fingerprint)."""
+    if not BASELINES["restore"]:
+        return []
+    settled = {f"{d}/{k}" for d, k in SPACES if _space_settled((d, k))}
+    lb_settled = all(f"{d}/{k}" in settled for d, k in LB_SPACES)
+    jobs = {
+        rel: job
+        for rel, job in run_jobs().items()
+        if all(key in settled for key in archive.run_file_spaces([rel], [])) and (lb_settled or not rel.startswith("leaderboard/"))
+    }
+    found = []
+    for study in ARCHIVE_STUDIES:
+        path = archive_path(study)
+        if Path(path).is_file():
+            wanted = {rel: job for rel, (s, job) in jobs.items() if s == study}
+            found += archive.restorable(path, wanted)
+    return found
+
+
+RESTORED = restorable_runs()
+
+
+def restored_outputs():
+    """The files rule restore_runs writes: the restored run files and a constraint-aware run's budget file."""
+    out = [f"{RESULTS}/{rel}" for rel in RESTORED]
+    out += [f"{RESULTS}/{rel.removesuffix('.parquet')}.budget.json" for rel in RESTORED if rel.startswith("constraint_aware/")]
+    return out
+
+
+def restored_spaces():
+    """The spaces of the restored run files (parquet and meta of each)."""
+    keys = dict.fromkeys(archive.run_file_spaces(RESTORED, [f"{d}/{k}" for d, k in LB_SPACES]))
+    return [f"{RESULTS}/spaces/{key}/space.{ext}" for key in keys for ext in ("parquet", "json")]

@@ -156,3 +156,51 @@ rule lb_run:
         "{params.cli} lb-run --spaces {input.spaces:q} --name {wildcards.entry} --algorithm {params.algorithm:q}"
         " --options {params.options} --repetitions {params.repetitions} --settings {params.settings}"
         " --proposal-cap {params.cap} {params.largest} --out {output:q} 2> {log:q}"
+
+
+# The baseline archive (docs/baselines.md): every run file of the config, packed per study into
+# baselines.archive (`snakemake --cores 1 archive`; not part of `all`). Not while restoring from it.
+if not BASELINES["restore"]:
+
+    rule archive:
+        input:
+            runs=[f"{RESULTS}/{rel}" for rel in run_jobs()],
+            spaces=expand_spaces(f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.parquet"),
+        output:
+            [archive_path(study) for study in dict.fromkeys(s for s, _ in run_jobs().values())],
+        log:
+            f"{LOGS}/archive.log",
+        params:
+            jobs=run_jobs(),
+            results=RESULTS,
+        run:
+            archive.write_studies(params.jobs, params.results, ARCHIVE_DIR, archive.provenance(workflow.basedir))
+
+
+# Where baselines.restore is set: the run files the archive holds for this config, restored in one
+# job instead of simulated (every other run file is simulated as usual).
+if RESTORED:
+
+    rule restore_runs:
+        input:
+            archives=[archive_path(s) for s in ARCHIVE_STUDIES if Path(archive_path(s)).is_file()],
+            spaces=restored_spaces(),
+        output:
+            restored_outputs(),
+        log:
+            f"{LOGS}/restore_runs.log",
+        params:
+            cli=CLI,
+            results=RESULTS,
+            runs=" ".join(shlex.quote(rel) for rel in RESTORED),
+        shell:
+            "{params.cli} restore --archives {input.archives:q} --results {params.results:q}"
+            " --runs {params.runs} 2> {log:q}"
+
+    ruleorder: restore_runs > simulate
+    ruleorder: restore_runs > ca_run
+    ruleorder: restore_runs > lb_run
+
+    if GRID_SETTINGS:
+
+        ruleorder: restore_runs > simulate_grid
