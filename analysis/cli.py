@@ -259,10 +259,37 @@ def _add_data(a: argparse.Namespace) -> int:
 
 
 def _restore(a: argparse.Namespace) -> None:
-    from analysis import archive
+    from analysis.simulate import archive
 
     written = archive.restore_files(a.archives, a.results, a.runs)
     log.info("%d run file(s) restored from %s", len(written), ", ".join(a.archives))
+
+
+def _verify_tables(a: argparse.Namespace) -> int:
+    from analysis import baselines
+
+    try:
+        differences = baselines.verify_tables(a.configfile, a.work, a.cores, a.archive, a.published)
+    except baselines.WorkflowFailed as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    for line in differences:
+        print(line)
+    print(f"{len(differences)} table(s) differ" if differences else "every published table recomputed byte for byte")
+    return 1 if differences else 0
+
+
+def _compare(a: argparse.Namespace) -> int:
+    from analysis import baselines
+
+    options = json_argument("--options", a.options, lambda v: isinstance(v, dict), "a JSON object of options")
+    try:
+        summary = baselines.compare(a.strategy, a.suite, a.out, options, a.cores, a.label)
+    except baselines.WorkflowFailed as exc:  # the workflow's own lines say what failed (a strategy: file:line)
+        print(exc, file=sys.stderr)
+        return 1
+    print(f"{a.out}/summary.csv: {len(summary)} row(s); {a.out}/summary.md")
+    return 0
 
 
 def _report_pages(a: argparse.Namespace) -> int:
@@ -308,12 +335,13 @@ COMMAND_STAGES = {
     "import-space": "spaces", "fronts": "spaces", "spaces-table": "spaces", "compile-cost-table": "spaces",
     "export-space": "spaces",
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
-    "lb-run": "simulate", "restore": "simulate", "lb-score": "indicators",
+    "lb-run": "simulate", "restore": "simulate", "compare": "simulate", "lb-score": "indicators",
     "hyperparameters": "hyperparams",
     "indicators": "indicators", "summary": "indicators", "ca-score": "indicators", "ca-resample": "indicators",
     "tables": "tables", "compile-sensitivity": "tables", "summary-table": "tables", "ca-tables": "tables",
     "lb-tables": "tables",
     "readme-results": "tables", "report-pages": "tables", "verify-space": "tables",
+    "verify-tables": "tables",
     "figure-anytime": "figures", "figure-anytime-grid": "figures", "figure-hyperparameters": "figures",
     "figure-summary": "figures", "figure-tradeoff": "figures", "figure-constraint-aware": "figures",
     "figure-constraint-aware-spaces": "figures", "figure-leaderboard": "figures",
@@ -666,11 +694,34 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.set_defaults(func=_report_pages)
 
     s = sub.add_parser("restore", description="write run files back from the baseline archive (docs/baselines.md)",
-                       epilog="Each run file is written atomically, its space checked against the archive's fingerprint.")
+                       epilog="Each run file is written atomically, its space checked against the archive's "
+                       "fingerprint.")
     s.add_argument("--archives", nargs="+", required=True, help="the archives (data/baselines/<study>.parquet)")
     s.add_argument("--results", required=True, help="the results folder: spaces are read, run files written there")
     s.add_argument("--runs", nargs="+", required=True, help="the run files to restore, as paths under --results")
     s.set_defaults(func=_restore)
+
+    s = sub.add_parser("verify-tables", description="recompute the published tables from the baseline archive",
+                       epilog="Runs the workflow in --work with baselines.restore set (nothing simulated), then "
+                       "compares every published table byte for byte; exit status 1 on any difference.")
+    s.add_argument("--configfile", nargs="+", default=["config/config.yaml"], help="the config files, in order")
+    s.add_argument("--work", default=".verify-tables", help="the output folder of the recomputation")
+    s.add_argument("--archive", default=None, help="the archives' folder (default: the config's baselines.archive)")
+    s.add_argument("--published", default=None, help="the folder of the published tables/ (default: the config's "
+                   "output_root)")
+    s.add_argument("--cores", type=int, default=None, help="cores for Snakemake (default: all)")
+    s.set_defaults(func=_verify_tables)
+
+    s = sub.add_parser("compare", description="one strategy against a suite's archived baselines",
+                       epilog="Writes OUT/summary.csv and .md (and the summary figure); docs/baselines.md.")
+    s.add_argument("strategy", help="a strategy: a .py file, a dotted import path or a registered name")
+    s.add_argument("--suite", default="quick", help="quick (config/quick.yaml), full (config/config.yaml) or a "
+                   "config file")
+    s.add_argument("--out", default="compare", help="the output folder")
+    s.add_argument("--options", default=None, help="JSON: the strategy's options")
+    s.add_argument("--label", default=None, help="its label in the tables (default: the file's stem)")
+    s.add_argument("--cores", type=int, default=None, help="cores for Snakemake (default: all)")
+    s.set_defaults(func=_compare)
 
     s = sub.add_parser("add-data", description="record a dataset copied under data/ in data/MANIFEST.csv",
                        epilog="Every file under the folder, with its sha256 and size; earlier entries of the folder "

@@ -16,7 +16,7 @@ RANK = {"spaces": 1, "sweep": 1, "simulate": 2, "fastpath": 2, "hyperparams": 3,
         "figures": 5}
 # shared by every stage: they import no stage (config and cli are the entry points, above all stages)
 SHARED = {"errors", "io", "logs", "manifest", "markdown", "numerics", "objectives", "statistics", "scheduling"}
-ENTRY = {"cli", "config", "names"}
+ENTRY = {"cli", "config", "names", "baselines"}  # baselines runs the workflow (verify-tables, compare)
 
 
 def imported(path: Path) -> set[str]:

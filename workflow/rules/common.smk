@@ -16,7 +16,7 @@ from analysis.errors import ConfigError
 from analysis.objectives import headline_set
 from analysis.simulate.registry import strategy_source
 from analysis.simulate import constraint_aware, leaderboard
-from analysis import archive
+from analysis.simulate import archive
 
 try:
     study_config.check_workflow_config(config, workflow.configfiles, workflow.basedir)
@@ -514,6 +514,12 @@ def run_jobs():
     return jobs
 
 
+def results_folder(wildcards, input):
+    """The results folder of rule archive, from its first run file (the file's path less its path under it)."""
+    first = next(iter(run_jobs()))
+    return str(Path(input.runs[0]).parents[len(Path(first).parts) - 1])
+
+
 def archive_path(study):
     return f"{ARCHIVE_DIR}/{study}.parquet"
 
@@ -551,7 +557,7 @@ RESTORED = restorable_runs()
 
 
 def restored_outputs():
-    """The files rule restore_runs writes: the restored run files and a constraint-aware run's budget file."""
+    """What restore_runs writes (the restored run files, and a constraint-aware run's budget file beside each)."""
     out = [f"{RESULTS}/{rel}" for rel in RESTORED]
     out += [f"{RESULTS}/{rel.removesuffix('.parquet')}.budget.json" for rel in RESTORED if rel.startswith("constraint_aware/")]
     return out

@@ -172,9 +172,11 @@ if not BASELINES["restore"]:
             f"{LOGS}/archive.log",
         params:
             jobs=run_jobs(),
-            results=RESULTS,
+            results=results_folder,
         run:
-            archive.write_studies(params.jobs, params.results, ARCHIVE_DIR, archive.provenance(workflow.basedir))
+            archive.write_studies(
+                params.jobs, params.results, ARCHIVE_DIR, archive.provenance(workflow.basedir), repo_path("data")
+            )
 
 
 # Where baselines.restore is set: the run files the archive holds for this config, restored in one

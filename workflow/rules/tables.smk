@@ -178,3 +178,9 @@ rule report_pages:
     shell:
         "{params.cli} report-pages --tables {input.tables:q} --pages {output.pages:q} --glance {output.glance:q}"
         " --tables-dir {params.tables_dir:q} --config {params.config} --figure {params.figure} 2> {log:q}"
+
+
+# Every published table of the config and nothing else (`snakemake tables`; verify-tables and compare build it).
+rule tables:
+    input:
+        [path for path in get_final_outputs() if path.startswith(f"{TABLES}/")],

@@ -13,11 +13,11 @@ space and the order of the configurations, so an archive keeps:
   the charged clock) are dropped only where the rebuilt column equals the run file's own bit for bit
   (checked when packing); elsewhere they are kept as they are.
 
-One archive is one Parquet file: a row per proposal (`file` says which run file), and in the file's
-metadata (key `tsb_archive`) each run file's path under results/, Arrow schema, derived columns,
-space fingerprint and side files (the constraint-aware study's `.budget.json`). `restore` writes the
-run files back; `read_run_file` gives one as the frame the run file holds (equal dtypes and values).
-The format is documented in docs/baselines.md.
+One archive is one Parquet file: a row per proposal (`part` says which run file and, in a leaderboard
+file, which space), and in the file's metadata (key `tsb_archive`) each run file's path under results/,
+the job that made it, its Arrow schema, parts (space, fingerprint, derived and kept columns) and side
+files (the constraint-aware study's `.budget.json`). `restore` writes run files back; `read_run_file`
+gives one as the table the run file holds (equal schema and values). docs/baselines.md documents it.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 
 from analysis.errors import ArchiveError
 from analysis.io import atomic_path
+from analysis.manifest import record_measured
 from analysis.objectives import EVALUATION_TIME_COLUMNS
 from analysis.spaces.space import STATUS_OK, Space
 
@@ -517,47 +518,107 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     return meta
 
 
+class _Decoder:
+    """Decodes an archive's parts, each space's codes and fingerprint check made once."""
+
+    def __init__(self, archive: str | Path, meta: Mapping[str, Any], space_of: SpaceOf):
+        self.archive = archive
+        self.meta = meta
+        self.space_of = space_of
+        self.coders: dict[str, SpaceCodes] = {}
+
+    def schema(self, entry: Mapping[str, Any]) -> pa.Schema:
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(self.meta["schemas"][entry["schema"]])))
+
+    def coder(self, key: str, entry: Mapping[str, Any], recorded: str) -> SpaceCodes:
+        if key not in self.coders:
+            self.coders[key] = SpaceCodes.of(self.space_of(key))
+        if self.coders[key].fingerprint != recorded:
+            space = self.space_of(key)
+            raise ArchiveError(space.origin or key, f"not the space the archived runs of {entry['path']} were made "
+                               "on (its fingerprint differs)", field="fingerprint")
+        return self.coders[key]
+
+    def file(self, entry: Mapping[str, Any], parts: Mapping[int, pa.Table]) -> pa.Table:
+        """A run file from its parts' stored rows (part id -> rows)."""
+        schema = self.schema(entry)
+        tables = []
+        for pid in entry["parts"]:
+            part = self.meta["parts"][pid]
+            coder = self.coder(part["space"], entry, part["fingerprint"])
+            columns = parts.get(pid, None)
+            rows = 0 if columns is None else columns.num_rows
+            if rows != part["rows"]:
+                raise ArchiveError(self.archive, f"{rows} rows of {entry['path']} on {part['space']}, "
+                                   f"{part['rows']} recorded", field="rows")
+            tables.append(decode_piece(columns, part, schema, self.space_of(part["space"]), coder))
+        return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
 def read_run_file(archive: str | Path, meta: Mapping[str, Any], entry: Mapping[str, Any], space_of: SpaceOf
                   ) -> pa.Table:
     """One run file of an archive, as it was; ArchiveError where a space is not the one the runs were made on."""
-    schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(meta["schemas"][entry["schema"]])))
     stored = pq.read_table(archive, filters=[("part", "in", entry["parts"])])
     part_of = stored.column("part").to_numpy()
-    tables = []
-    for pid in entry["parts"]:
-        part = meta["parts"][pid]
-        space = space_of(part["space"])
-        coder = SpaceCodes.of(space)
-        if coder.fingerprint != part["fingerprint"]:
-            raise ArchiveError(space.origin or part["space"], f"not the space the archived runs of {entry['path']} "
-                               "were made on (its fingerprint differs)", field="fingerprint")
-        columns = stored.filter(pa.array(part_of == pid))
-        if columns.num_rows != part["rows"]:
-            raise ArchiveError(archive, f"{columns.num_rows} rows of {entry['path']} on {part['space']}, "
-                               f"{part['rows']} recorded", field="rows")
-        tables.append(decode_piece(columns, part, schema, space, coder))
-    return pa.concat_tables(tables) if tables else schema.empty_table()
+    return _Decoder(archive, meta, space_of).file(entry, {pid: stored.filter(pa.array(part_of == pid))
+                                                           for pid in entry["parts"]})
+
+
+def _stored_parts(archive: str | Path, wanted: set[int]) -> Iterable[tuple[int, pa.Table]]:
+    """(part id, its stored rows) of the `wanted` parts, in part order, reading each row group at most once and
+    skipping those without a wanted part (the parts are stored in order, each part's rows together)."""
+    reader = pq.ParquetFile(archive)
+    pending: dict[int, list[pa.Table]] = {}
+    for g in range(reader.num_row_groups):
+        stats = reader.metadata.row_group(g).column(0).statistics
+        if stats is not None and stats.has_min_max and not any(stats.min <= w <= stats.max for w in wanted):
+            continue
+        group = reader.read_row_group(g)
+        part_of = group.column("part").to_numpy()
+        cuts = np.r_[0, np.flatnonzero(np.diff(part_of)) + 1, len(part_of)]
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            pid = int(part_of[a])
+            if pid in wanted:
+                pending.setdefault(pid, []).append(group.slice(a, b - a))
+        last = int(part_of[-1]) if len(part_of) else -1
+        for pid in sorted(p for p in pending if p < last):
+            yield pid, pa.concat_tables(pending.pop(pid))
+    for pid in sorted(pending):
+        yield pid, pa.concat_tables(pending.pop(pid))
 
 
 def restore(archive: str | Path, results: str | Path, space_of: SpaceOf,
             select: Callable[[str], bool] = lambda relative: True) -> list[Path]:
     """Write the archive's run files (those `select` keeps) and their side files under `results`; returns the
-    run files written. Each is written atomically, so an interrupted restore leaves no half-written file."""
+    run files written. Each is written atomically, so an interrupted restore leaves no half-written file; the
+    archive is read once, row group by row group."""
     meta = read_meta(archive)
+    entries = [e for e in meta["files"] if select(e["path"])]
+    owner = {pid: i for i, e in enumerate(entries) for pid in e["parts"]}
+    remaining = {i: len(e["parts"]) for i, e in enumerate(entries)}
+    collected: dict[int, dict[int, pa.Table]] = {}
+    decoder = _Decoder(archive, meta, space_of)
     written = []
-    for entry in meta["files"]:
-        if not select(entry["path"]):
-            continue
-        table = read_run_file(archive, meta, entry, space_of)
+
+    def write(i: int) -> None:
+        entry = entries[i]
+        table = decoder.file(entry, collected.pop(i, {}))
         target = Path(results) / entry["path"]
-        target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(target) as tmp:
             pq.write_table(table, tmp, compression="zstd")
         for relative, text in entry["sidecars"].items():
-            side = Path(results) / relative
-            with atomic_path(side) as tmp:
+            with atomic_path(Path(results) / relative) as tmp:
                 tmp.write_text(text)
         written.append(target)
+
+    for pid, rows in _stored_parts(archive, set(owner)):
+        i = owner[pid]
+        collected.setdefault(i, {})[pid] = rows
+        remaining[i] -= 1
+        if remaining[i] == 0:
+            write(i)
+    for i in [i for i, n in remaining.items() if n > 0]:
+        write(i)  # a part the archive lacks: the row count check names it
     return written
 
 
@@ -609,14 +670,19 @@ def budget_sidecar(results: str | Path) -> Callable[[Path], dict[str, str]]:
 
 
 def write_studies(jobs: Mapping[str, tuple[str, Mapping[str, Any]]], results: str | Path, out_dir: str | Path,
-                  provenance: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """One archive per study (`jobs`: path under results/ -> (study, job)) in `out_dir`; returns their metadata."""
+                  provenance: Mapping[str, Any], data_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """One archive per study (`jobs`: path under results/ -> (study, job)) in `out_dir`; returns their metadata.
+
+    Where `out_dir` lies under `data_dir` (the repository's data/), its files' manifest rows are refreshed."""
     space_of = results_space_of(results)
     metas = {}
     for study in dict.fromkeys(s for s, _ in jobs.values()):
         runs = [(Path(results) / rel, rel, job) for rel, (s, job) in jobs.items() if s == study]
         metas[study] = write_archive(runs, space_of, Path(out_dir) / f"{study}.parquet", study,
                                      budget_sidecar(results), provenance)
+    if data_dir is not None:
+        record_measured(data_dir, out_dir, source=f"packed by this suite from the study's runs (rule archive, commit "
+                        f"{provenance.get('commit') or 'unknown'})")
     return metas
 
 
