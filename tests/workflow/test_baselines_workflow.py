@@ -106,3 +106,24 @@ def test_every_baseline_of_the_quick_suite_is_archived(tmp):
     jobs = baselines.planned_jobs([REPO / "config/quick.yaml", overlay], ["tables"], tmp, tmp / "dry.log")
     assert jobs.get("restore_runs") == 1
     assert not set(jobs) & set(baselines.SIMULATING_RULES), jobs
+
+
+def test_the_documented_compare_runs_on_the_quick_suite(tmp):
+    """docs/your-tuner.md §4 as written (its output folder moved to a temporary one): the command, then the Python
+    call, which finds the workflow done and returns the same summary."""
+    doc = (REPO / "docs" / "your-tuner.md").read_text()
+    section = doc[doc.index("## 4. Compare it in minutes"):doc.index("## 5. ")]
+    (command,) = [line for line in re.findall(r"```bash\n(.*?)```", section, flags=re.S)[0].splitlines() if line]
+    argv = command.split()
+    assert argv[:4] == [".venv/bin/python", "-m", "analysis.cli", "compare"] and "--suite" in argv
+    out = tmp / argv[argv.index("--out") + 1]
+    argv[argv.index("--out") + 1] = str(out)
+    done = subprocess.run([sys.executable, *argv[1:]], cwd=REPO, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    written = pd.read_csv(out / "summary.csv")
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    code = code.replace(f'out="{out.name}"', f'out="{out}"')
+    scope: dict = {}
+    exec(compile(code, "docs/your-tuner.md", "exec"), scope)  # noqa: S102 - the documented block, as written
+    pd.testing.assert_frame_equal(scope["summary"], written)
+    assert set(written["objective_set"]) == {"O3", "time"} and set(written["budget"]) == {50, 200}
