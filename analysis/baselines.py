@@ -188,18 +188,22 @@ def compare(strategy: str, suite: str = "quick", out: str | Path = "compare", op
         algorithm = get_algorithm(spec)
     except ValueError as exc:
         raise ArgumentError("STRATEGY", str(exc)) from None
-    label = label or strategy_label(strategy)
+    # the constraint-aware study names a strategy's two runs <label>_aware and <label>_unaware: letters and digits
+    label = label or (strategy_label(strategy) if algorithm.multi_objective
+                      else re.sub(r"[^A-Za-z0-9]", "", strategy_label(strategy)))
     suite_file = str(REPOSITORY / suite_path)
     base = validate(merge_files([suite_file]), files=[suite_file], workdir=REPOSITORY)
     taken = set(base["simulation"]["algorithms"]) | set(base["constraint_aware"]["strategies"])
     if label in taken:
         raise ArgumentError("--label", f"{label!r} is a baseline of the {suite} suite; name the strategy otherwise")
     entry = {label: {"algorithm": spec, "options": dict(options or {})}}
+    # the suite's own settings listed with the new one: an overlay's mapping replaces a default (the constraint-aware
+    # study's strategies are the schema's defaults in a config that names none)
     if algorithm.multi_objective:
-        extra = {"simulation": {"algorithms": entry}}
+        extra = {"simulation": {"algorithms": {**base["simulation"]["algorithms"], **entry}}}
         targets = ["tables", f"figures/summary/{label}.png"]
     else:
-        extra = {"constraint_aware": {"strategies": entry}}
+        extra = {"constraint_aware": {"strategies": {**base["constraint_aware"]["strategies"], **entry}}}
         targets = ["tables"]
     work = Path(out).expanduser().resolve()
     work.mkdir(parents=True, exist_ok=True)

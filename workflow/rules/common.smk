@@ -461,7 +461,13 @@ def tuned_grid(name):
     """What a tuned setting's picks follow from: its grid, the training kernels, the grid's repetitions and budgets."""
     if not name:
         return None
-    return {"grid": name, **HP["grids"][name], "kernels": HP["kernels"], "repetitions": HP["repetitions"], "budgets": HP_BUDGETS}
+    return {
+        "grid": name,
+        **HP["grids"][name],
+        "kernels": HP["kernels"],
+        "repetitions": HP["repetitions"],
+        "budgets": HP_BUDGETS,
+    }
 
 
 def run_jobs():
@@ -542,7 +548,8 @@ def restorable_runs():
     jobs = {
         rel: job
         for rel, job in run_jobs().items()
-        if all(key in settled for key in archive.run_file_spaces([rel], [])) and (lb_settled or not rel.startswith("leaderboard/"))
+        if all(key in settled for key in archive.run_file_spaces([rel], []))
+        and (lb_settled or not rel.startswith("leaderboard/"))
     }
     found = []
     for study in ARCHIVE_STUDIES:
@@ -559,7 +566,11 @@ RESTORED = restorable_runs()
 def restored_outputs():
     """What restore_runs writes (the restored run files, and a constraint-aware run's budget file beside each)."""
     out = [f"{RESULTS}/{rel}" for rel in RESTORED]
-    out += [f"{RESULTS}/{rel.removesuffix('.parquet')}.budget.json" for rel in RESTORED if rel.startswith("constraint_aware/")]
+    out += [
+        f"{RESULTS}/{rel.removesuffix('.parquet')}.budget.json"
+        for rel in RESTORED
+        if rel.startswith("constraint_aware/")
+    ]
     return out
 
 
