@@ -155,6 +155,17 @@ def _strategy_spec(strategy: str) -> str:
     return strategy
 
 
+def joined(base: Mapping[str, Any], label: str, spec: str, options: Mapping[str, Any] | None,
+           multi_objective: bool) -> dict[str, Any]:
+    """The overlay that adds a strategy to a validated suite config: to the comparison (multi-objective) or to the
+    constraint-aware study, listed beside the suite's own settings (an overlay's mapping replaces a default: the
+    constraint-aware study's strategies are the schema's defaults in a config that names none)."""
+    entry = {label: {"algorithm": spec, "options": dict(options or {})}}
+    if multi_objective:
+        return {"simulation": {"algorithms": {**base["simulation"]["algorithms"], **entry}}}
+    return {"constraint_aware": {"strategies": {**base["constraint_aware"]["strategies"], **entry}}}
+
+
 def _planned_strategies(text: str) -> set[str]:
     """The settings and constraint-aware strategies whose runs a dry run's jobs would simulate."""
     found = set()
@@ -196,15 +207,8 @@ def compare(strategy: str, suite: str = "quick", out: str | Path = "compare", op
     taken = set(base["simulation"]["algorithms"]) | set(base["constraint_aware"]["strategies"])
     if label in taken:
         raise ArgumentError("--label", f"{label!r} is a baseline of the {suite} suite; name the strategy otherwise")
-    entry = {label: {"algorithm": spec, "options": dict(options or {})}}
-    # the suite's own settings listed with the new one: an overlay's mapping replaces a default (the constraint-aware
-    # study's strategies are the schema's defaults in a config that names none)
-    if algorithm.multi_objective:
-        extra = {"simulation": {"algorithms": {**base["simulation"]["algorithms"], **entry}}}
-        targets = ["tables", f"figures/summary/{label}.png"]
-    else:
-        extra = {"constraint_aware": {"strategies": {**base["constraint_aware"]["strategies"], **entry}}}
-        targets = ["tables"]
+    extra = joined(base, label, spec, options, algorithm.multi_objective)
+    targets = ["tables", f"figures/summary/{label}.png"] if algorithm.multi_objective else ["tables"]
     work = Path(out).expanduser().resolve()
     work.mkdir(parents=True, exist_ok=True)
     files = [suite_file, str(_overlay(work, None, extra))]

@@ -12,6 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from analysis.baselines import REPOSITORY, joined
+from analysis.config import merge_files, validate
 from analysis.errors import ArchiveError
 from analysis.simulate import archive, derive_seed, resolve_options, simulate_run
 from analysis.simulate.jobs import run_identity, space_data
@@ -167,3 +169,14 @@ def test_thirty_runs_a_side_can_show_a_large_difference_after_holm():
     assert holm([large, 0.5, 0.5, 0.5, 0.5])[0] < 0.05
     assert mann_whitney_p(runs, runs + 100) < 1e-10  # a complete separation
     assert mann_whitney_p(np.arange(3.0), np.arange(3.0) + 100) >= 0.1  # the tiny config's 3 runs: never
+
+
+def test_a_compared_strategy_joins_the_suites_own_settings():
+    """An overlay's mapping replaces a default: the constraint-aware study's default strategies must be listed."""
+    files = [str(REPOSITORY / "config/quick.yaml")]
+    base = validate(merge_files(files), files=files, workdir=REPOSITORY)
+    single = joined(base, "mine", "mine.py", {"x": 1}, multi_objective=False)["constraint_aware"]["strategies"]
+    assert list(single) == [*base["constraint_aware"]["strategies"], "mine"] and len(single) == 5
+    assert single["mine"] == {"algorithm": "mine.py", "options": {"x": 1}}
+    multi = joined(base, "mine", "mine.py", None, multi_objective=True)["simulation"]["algorithms"]
+    assert list(multi) == ["rs", "nsga2", "nsga3", "nsga2_unaware", "nsga3_unaware", "mine"]
