@@ -30,6 +30,7 @@ import yaml
 from analysis.config import merge_files, output_prefix, validate
 from analysis.errors import ArgumentError, ConfigError
 from analysis.io import write_csv, write_text
+from analysis.scheduling import job_counts
 from analysis.simulate.registry import get_algorithm
 
 log = logging.getLogger(__name__)
@@ -66,13 +67,7 @@ def _run(cmd: Sequence[str], log_path: Path) -> str:
 
 def planned_jobs(files: Sequence[str | Path], targets: Sequence[str], work: Path, log_path: Path) -> dict[str, int]:
     """Rule -> jobs that a run of `targets` would start (Snakemake's dry run)."""
-    text = _run(snakemake_command(files, targets, 1, work, dry_run=True), log_path)
-    counts = {}
-    for line in text.splitlines():
-        m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s+(\d+)\s*", line)
-        if m and m.group(1) != "total":
-            counts[m.group(1)] = int(m.group(2))
-    return counts
+    return job_counts(_run(snakemake_command(files, targets, 1, work, dry_run=True), log_path))
 
 
 def _overlay(work: Path, archive: str | None, extra: Mapping[str, Any] | None = None) -> Path:

@@ -14,6 +14,11 @@ or in a profile other than the default, and every remote executor (Slurm), keeps
 
 from __future__ import annotations
 
+import re
+
+# a "rule    count" row of the job table Snakemake prints for a (dry) run
+_JOB_ROW = re.compile(r"^\s*([A-Za-z_]\w*)\s+(\d+)\s*$", flags=re.M)
+
 #: Snakemake's command-line default for --max-jobs-per-timespan (`snakemake/cli.py`, "100/1s").
 CLI_DEFAULT_LIMIT = (100, 1)
 
@@ -32,3 +37,9 @@ def drop_default_rate_limit(workflow) -> bool:
         return False
     scheduler.job_rate_limiter = None
     return True
+
+
+def job_counts(text: str) -> dict[str, int]:
+    """Rule -> jobs from the job table in Snakemake's output (`--dry-run --quiet rules`), its total left out; a
+    rule listed twice (Snakemake prints the table again at the end of a dry run) counts once."""
+    return {rule: int(n) for rule, n in _JOB_ROW.findall(text) if rule != "total"}

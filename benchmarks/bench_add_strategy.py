@@ -19,7 +19,6 @@ The outputs in DIR are updated (the overlay's setting added); nothing in the che
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
+
+from analysis.scheduling import job_counts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -45,8 +46,6 @@ from bench_study import (  # noqa: E402  (this folder on the path first)
 )
 
 REPO = Path(__file__).resolve().parents[1]
-# "rulename    count" rows of the job table Snakemake prints for a dry run
-JOB_ROW = re.compile(r"^(\w+)\s+(\d+)$")
 
 
 def snakemake_command(root: Path, configfiles: list[str], cores: int, *extra: str) -> list[str]:
@@ -60,11 +59,7 @@ def planned_jobs(root: Path, configfiles: list[str], cores: int) -> dict[str, in
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"dry run failed:\n{out.stderr[-3000:]}")
-    jobs = {}
-    for line in (out.stdout + out.stderr).splitlines():
-        if (m := JOB_ROW.match(line.strip())) and m.group(1) != "total":
-            jobs[m.group(1)] = int(m.group(2))
-    return jobs
+    return job_counts(out.stdout + out.stderr)
 
 
 def main() -> int:

@@ -5,8 +5,9 @@ configuration's parameter values, what the simulation looked up for it (objectiv
 charged clock) and per-run facts (repetition, seed, stop reason). Nearly all of it follows from the
 space and the order of the configurations, so an archive keeps:
 
-- `config`: the configuration as one integer, its mixed-radix position in the space's declared
-  parameter values (`config_codes`), so a proposal outside the space's constraints has a code too;
+- `config`: the configuration as one integer (`store_configs`): its row of the space's table on a first
+  visit, its mixed-radix code over the space's declared values past the table's rows for a proposal
+  outside the table, or a back-reference for a repeat;
 - every column that is neither a parameter nor derived (repetition, seed, stop reason, ...), as it is;
   they are constant along a run and cost next to nothing in Parquet's run-length encoding;
 - the columns that `DERIVED` rebuilds (step, first visit, budget used, validity, the space's objectives,
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import hashlib
 import json
 import subprocess
@@ -58,7 +60,7 @@ class SpaceCodes:
     names: list[str]
     values: list[list]
     radices: np.ndarray  # the place value of each parameter
-    rows: dict[int, int]  # code -> row of the space's table
+    table_codes: np.ndarray  # the code of each row of the space's table
     fingerprint: str
 
     @classmethod
@@ -73,8 +75,7 @@ class SpaceCodes:
         for i in range(len(sizes) - 2, -1, -1):
             radices[i] = radices[i + 1] * sizes[i + 1]
         table_codes = _encode(space.table[names], names, values, radices, space.origin or "space")
-        return cls(names, values, radices, dict(zip(table_codes.tolist(), range(len(table_codes)))),
-                   fingerprint(space))
+        return cls(names, values, radices, table_codes, fingerprint(space))
 
     def encode(self, frame: pd.DataFrame, where: str) -> np.ndarray:
         """The code of each row of `frame` (its `param.<name>` columns)."""
@@ -95,9 +96,18 @@ class SpaceCodes:
             out[name] = lookup[position]
         return out
 
+    @functools.cached_property
+    def _sorted(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.table_codes, kind="stable")
+        return self.table_codes[order], order
+
     def space_rows(self, codes: np.ndarray) -> np.ndarray:
         """The space's table row of each code; -1 where the configuration is not in the table."""
-        return np.array([self.rows.get(c, -1) for c in codes.tolist()], dtype=np.int64)
+        ordered, order = self._sorted
+        if not len(ordered):
+            return np.full(len(codes), -1, dtype=np.int64)
+        at = np.clip(np.searchsorted(ordered, codes), 0, len(ordered) - 1)
+        return np.where(ordered[at] == codes, order[at], -1).astype(np.int64)
 
 
 def _encode(frame: pd.DataFrame, names: list[str], values: list[list], radices: np.ndarray, where: str
@@ -198,11 +208,11 @@ class Context:
     rows: np.ndarray  # space row of each proposal, -1 outside the table
     space: Space
 
-    @property
+    @functools.cached_property
     def runs(self) -> np.ndarray:
         return np.cumsum(self.start) - 1
 
-    @property
+    @functools.cached_property
     def first(self) -> np.ndarray:
         keyed = pd.DataFrame({"run": self.runs, "code": self.codes})
         return ~keyed.duplicated().to_numpy() & (self.codes >= 0)
@@ -364,7 +374,7 @@ def decode_piece(columns: pa.Table, entry: Mapping[str, Any], schema: pa.Schema,
     kept = set(entry["kept"])
     stored = columns.column("config").combine_chunks()
     placeholder = stored.is_null().to_numpy(zero_copy_only=False)
-    codes = load_configs(stored, np.fromiter(coder.rows, dtype=np.int64, count=len(coder.rows)))
+    codes = load_configs(stored, coder.table_codes)
     ctx = _context(columns, codes, space, coder)
     decoded = coder.decode(codes[~placeholder])
     arrays = []
@@ -384,10 +394,9 @@ def decode_piece(columns: pa.Table, entry: Mapping[str, Any], schema: pa.Schema,
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def space_blocks(table: pa.Table, key: str | None, where: str) -> list[tuple[str, int, int]]:
-    """(space, first row, end row) of each block of a run file; each space in one block."""
-    if key is not None:
-        return [(key, 0, table.num_rows)]
+def space_blocks(table: pa.Table, where: str) -> list[tuple[str, int, int]]:
+    """(space, first row, end row) of each block of a leaderboard run file (its `space` column); each space in one
+    block."""
     spaces = table.column("space").to_numpy(zero_copy_only=False)
     cuts = np.r_[0, np.flatnonzero(spaces[1:] != spaces[:-1]) + 1, len(spaces)]
     blocks = [(str(spaces[a]), int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
@@ -437,7 +446,7 @@ def _read_blocks(path: Path, key: str | None, where: str) -> Iterable[tuple[str,
     if key is not None:
         yield key, pq.read_table(path)
         return
-    for space, a, b in space_blocks(pq.read_table(path, columns=["space"]), None, where):
+    for space, a, b in space_blocks(pq.read_table(path, columns=["space"]), where):
         block = pq.read_table(path, filters=[("space", "=", space)])
         if block.num_rows != b - a:
             raise ArchiveError(where, f"space {space}: {block.num_rows} rows read, {b - a} in its block", field="space")

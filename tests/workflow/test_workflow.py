@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.scheduling import job_counts
 from analysis.simulate import leaderboard
 from helpers import REPO
 
@@ -28,12 +29,7 @@ def snakemake(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
 def planned_jobs(*args: str, cwd: Path) -> Counter:
     out = snakemake("-n", "--quiet", "rules", *args, cwd=cwd)
     assert out.returncode == 0, out.stderr + out.stdout
-    counts = Counter()
-    for line in out.stdout.splitlines():
-        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if m and m.group(1) != "total":
-            counts[m.group(1)] = int(m.group(2))
-    return counts
+    return Counter(job_counts(out.stdout))
 
 
 def test_dry_run_full_config(tmp_path):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.scheduling import job_counts
 from helpers import REPO
 
 # the documented commands run as written, on the tiny study
@@ -79,8 +80,7 @@ def test_adding_the_example_to_a_finished_tiny_study_runs_only_its_jobs(tiny_run
     plan = subprocess.run([*argv, "--dry-run", "--quiet", "rules"], cwd=REPO, capture_output=True, text=True,
                           timeout=300)
     assert plan.returncode == 0, plan.stderr[-3000:]
-    planned = dict(re.findall(r"^(\w+)\s+(\d+)$", plan.stdout + plan.stderr, flags=re.M))
-    planned.pop("total", None)
+    planned = job_counts(plan.stdout + plan.stderr)
     assert int(planned.pop("simulate")) == 3  # the new setting on each of the three studied spaces
     assert set(planned) <= {"indicators", "summary", "study_tables", "compile_sensitivity", "summary_table",
                             "figure_summary", "figure_anytime", "figure_anytime_grid", "report_pages", "all"}, planned

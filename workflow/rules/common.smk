@@ -520,9 +520,12 @@ def run_jobs():
     return jobs
 
 
+RUN_JOBS = run_jobs()
+
+
 def results_folder(wildcards, input):
     """The results folder of rule archive, from its first run file (the file's path less its path under it)."""
-    first = next(iter(run_jobs()))
+    first = next(iter(RUN_JOBS))
     return str(Path(input.runs[0]).parents[len(Path(first).parts) - 1])
 
 
@@ -544,13 +547,8 @@ def restorable_runs():
     if not BASELINES["restore"]:
         return []
     settled = {f"{d}/{k}" for d, k in SPACES if _space_settled((d, k))}
-    lb_settled = all(f"{d}/{k}" in settled for d, k in LB_SPACES)
-    jobs = {
-        rel: job
-        for rel, job in run_jobs().items()
-        if all(key in settled for key in archive.run_file_spaces([rel], []))
-        and (lb_settled or not rel.startswith("leaderboard/"))
-    }
+    lb_spaces = [f"{d}/{k}" for d, k in LB_SPACES]
+    jobs = {rel: job for rel, job in RUN_JOBS.items() if settled.issuperset(archive.run_file_spaces([rel], lb_spaces))}
     found = []
     for study in ARCHIVE_STUDIES:
         path = archive_path(study)

@@ -164,14 +164,14 @@ if not BASELINES["restore"]:
 
     rule archive:
         input:
-            runs=[f"{RESULTS}/{rel}" for rel in run_jobs()],
+            runs=[f"{RESULTS}/{rel}" for rel in RUN_JOBS],
             spaces=expand_spaces(f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.parquet"),
         output:
-            [archive_path(study) for study in dict.fromkeys(s for s, _ in run_jobs().values())],
+            [archive_path(study) for study in dict.fromkeys(s for s, _ in RUN_JOBS.values())],
         log:
             f"{LOGS}/archive.log",
         params:
-            jobs=run_jobs(),
+            jobs=RUN_JOBS,
             results=results_folder,
         run:
             archive.write_studies(
