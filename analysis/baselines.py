@@ -50,7 +50,8 @@ def snakemake_command(files: Sequence[str | Path], targets: Sequence[str], cores
     """The `snakemake` command line for config `files` (in order) and `targets`, run in the folder `work`."""
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPOSITORY / "Snakefile"), "--directory", str(work),
            "--cores", str(cores or os.cpu_count() or 1), *targets, "--configfile", *map(str, files)]
-    return [*cmd, "--dry-run", "--quiet", "rules"] if dry_run else cmd
+    # The folder is the command's own: a run stopped half-way is taken up again (--rerun-incomplete).
+    return [*cmd, "--dry-run", "--quiet", "rules"] if dry_run else [*cmd, "--rerun-incomplete"]
 
 
 def _run(cmd: Sequence[str], log_path: Path) -> str:

@@ -182,6 +182,38 @@ def _lb_tables(a: argparse.Namespace) -> None:
                        cost_file=a.cost_file or None)
 
 
+def _so_run(a: argparse.Namespace) -> None:
+    from analysis.hyperparams import single_objective
+
+    configs = json_argument("--configs", a.configs, lambda v: isinstance(v, dict) and bool(v),
+                            "a non-empty JSON object {configuration: {option: value}}")
+    single_objective.run_chunk(_space_triples(a), a.algorithm, configs, a.repetitions, _ca_settings(a),
+                               a.proposal_cap, a.out)
+
+
+def _so_score(a: argparse.Namespace) -> None:
+    from analysis.hyperparams import single_objective
+
+    single_objective.score_chunk(a.algorithm, a.runs, _space_triples(a), a.repetitions, _ca_settings(a),
+                                 a.resamples, a.scores, a.resamples_out, a.curves)
+
+
+def _so_final_run(a: argparse.Namespace) -> None:
+    from analysis.hyperparams import single_objective
+
+    single_objective.run_final(a.scores, a.resamples, a.min_budget_evaluations, a.role, _json(a, "grid"),
+                               _space_triples(a), a.algorithm, a.repetitions, _ca_settings(a), a.proposal_cap,
+                               a.out)
+
+
+def _so_tables(a: argparse.Namespace) -> None:
+    from analysis.tables import hyperparameters_so
+
+    hyperparameters_so.tables(a.grid_scores, a.grid_resamples, a.final_runs, a.final_scores, a.final_curves,
+                              a.keys, _json(a, "section"), _json(a, "scopes"), a.min_budget_evaluations,
+                              a.out, a.bootstrap_resamples, a.bootstrap_seed)
+
+
 def _ca_tables(a: argparse.Namespace) -> None:
     from analysis.tables import constraint_aware
 
@@ -336,7 +368,8 @@ COMMAND_STAGES = {
     "export-space": "spaces",
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
     "lb-run": "simulate", "restore": "simulate", "compare": "simulate", "lb-score": "indicators",
-    "hyperparameters": "hyperparams",
+    "hyperparameters": "hyperparams", "so-run": "hyperparams", "so-score": "hyperparams",
+    "so-final-run": "hyperparams", "so-tables": "tables",
     "indicators": "indicators", "summary": "indicators", "ca-score": "indicators", "ca-resample": "indicators",
     "tables": "tables", "compile-sensitivity": "tables", "summary-table": "tables", "ca-tables": "tables",
     "lb-tables": "tables",
@@ -345,6 +378,7 @@ COMMAND_STAGES = {
     "figure-anytime": "figures", "figure-anytime-grid": "figures", "figure-hyperparameters": "figures",
     "figure-summary": "figures", "figure-tradeoff": "figures", "figure-constraint-aware": "figures",
     "figure-constraint-aware-spaces": "figures", "figure-leaderboard": "figures",
+    "figure-hyperparameters-so": "figures",
     "check-config": "config/tools", "algorithms": "config/tools", "fastpath": "config/tools",
     "kernel-sizes": "config/tools", "add-data": "config/tools", "gpu-plan-doc": "config/tools",
     "gpu-bundle": "config/tools",
@@ -639,6 +673,59 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--seed-001", default="{}", help="JSON: seed 001's values of its pyATF comparison (config)")
     s.add_argument("--cost-file", default="", help="benchmarks/bench_leaderboard.py's CSV (entry, cost_per_run)")
     s.set_defaults(func=_lb_tables)
+
+    s = sub.add_parser("so-run", description="seed 003 tuning: runs of some configurations of one grid")
+    s.add_argument("--spaces", nargs="+", required=True, help="per space: its parquet, meta and budget (ca-budget)")
+    s.add_argument("--algorithm", required=True)
+    s.add_argument("--configs", required=True, help="JSON {configuration: options} (the Snakefile's chunk)")
+    s.add_argument("--repetitions", type=int, required=True)
+    s.add_argument("--settings", default="{}", help="JSON methodology settings (cutoff_percentile, ...)")
+    s.add_argument("--proposal-cap", type=float, default=10.0)
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=_so_run)
+
+    s = sub.add_parser("so-score", description="seed 003 tuning: each configuration's score on each space")
+    s.add_argument("--algorithm", required=True)
+    s.add_argument("--runs", nargs="+", required=True, help="so-run or so-final-run files")
+    s.add_argument("--spaces", nargs="+", required=True, help="per space: its parquet, meta and budget (ca-budget)")
+    s.add_argument("--repetitions", type=int, required=True)
+    s.add_argument("--settings", default="{}")
+    s.add_argument("--resamples", type=int, required=True, help="bootstrap resamples of the runs per space")
+    s.add_argument("--scores", required=True)
+    s.add_argument("--resamples-out", required=True, help="the resampled scores (configuration, space, resample)")
+    s.add_argument("--curves", default=None, help="the score curves (optional)")
+    s.set_defaults(func=_so_score)
+
+    s = sub.add_parser("so-final-run", description="seed 003 tuning: a grid's best, worst or default, on all spaces")
+    s.add_argument("--scores", nargs="+", required=True, help="the grid's so-score --scores files")
+    s.add_argument("--resamples", nargs="+", required=True, help="the grid's so-score --resamples-out files")
+    s.add_argument("--min-budget-evaluations", type=int, default=20)
+    s.add_argument("--role", required=True, choices=["best", "worst", "default"])
+    s.add_argument("--grid", required=True, help="JSON: the algorithm's grid {option: [values]}")
+    s.add_argument("--spaces", nargs="+", required=True, help="per space: its parquet, meta and budget (ca-budget)")
+    s.add_argument("--algorithm", required=True)
+    s.add_argument("--repetitions", type=int, required=True)
+    s.add_argument("--settings", default="{}")
+    s.add_argument("--proposal-cap", type=float, default=10.0)
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=_so_final_run)
+
+    s = sub.add_parser("so-tables", description="seed 003 tuning: its tables and the figures' data")
+    s.add_argument("--grid-scores", nargs="+", required=True)
+    s.add_argument("--grid-resamples", nargs="+", required=True)
+    s.add_argument("--final-runs", nargs="+", required=True)
+    s.add_argument("--final-scores", nargs="+", required=True)
+    s.add_argument("--final-curves", nargs="+", required=True)
+    s.add_argument("--keys", nargs="+", required=True, help="each final file's algorithm/role, in their order")
+    s.add_argument("--section", required=True, help="JSON: config section hyperparameters_so")
+    s.add_argument("--scopes", required=True, help="JSON: scope -> its spaces (device/kernel)")
+    s.add_argument("--min-budget-evaluations", type=int, default=20)
+    s.add_argument("--out", nargs=6, required=True,
+                   help="hyperparameters_so.csv and .md, hyperparameters_so_summary.csv and .md, and the figures' "
+                        "data: spaces.parquet, curves.parquet")
+    s.add_argument("--bootstrap-resamples", type=int, default=10000)
+    s.add_argument("--bootstrap-seed", type=int, default=0)
+    s.set_defaults(func=_so_tables)
 
     s = sub.add_parser("ca-tables", description="constraint-aware study: score and gain tables over all spaces")
     s.add_argument("--scores", nargs="+", required=True)

@@ -18,6 +18,8 @@ from analysis.errors import ConfigError
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 FULL_STUDY = ROOT / "config" / "config.yaml"
+# Overlays of the full study that publish a study of their own into the same tree (docs/hyperparameters-so.md)
+STUDY_EXTENSIONS = (ROOT / "config" / "seed003.yaml",)
 # Folders of the repository that hold the published study (and its committed inputs).
 PUBLISHED = ("tables", "figures", "data")
 # Row sets of the constraint-aware gains table that are no space group (analysis.tables.constraint_aware's ALL_GROUP
@@ -114,6 +116,7 @@ def validate(config: Any, source: str = "config", files: Sequence[str | Path] | 
     _check_simulation(config, source, explicit_kernels)
     _check_sweeps(config, source)
     _check_constraint_aware(config, source)
+    _check_hyperparameters_so(config, source)
     return config
 
 
@@ -136,8 +139,11 @@ def output_prefix(output_root: str) -> str:
 
 
 def is_full_study(files: Sequence[str | Path]) -> bool:
-    """Whether the config comes from config/config.yaml alone, the full study."""
-    return len(files) == 1 and Path(files[0]).resolve() == FULL_STUDY.resolve()
+    """Whether the config is the published study's: config/config.yaml, alone or followed by the published
+    extensions of it (STUDY_EXTENSIONS, which add a study of their own to it)."""
+    resolved = [Path(f).resolve() for f in files]
+    extensions = {p.resolve() for p in STUDY_EXTENSIONS}
+    return bool(resolved) and resolved[0] == FULL_STUDY.resolve() and all(p in extensions for p in resolved[1:])
 
 
 def _check_output_root(config: dict[str, Any], source: str, explicit: bool,
@@ -312,6 +318,25 @@ def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
                               field=f"constraint_aware.thresholds.{kernel}")
         threshold.setdefault("error", "mre")
         threshold.setdefault("beta", 1.0)
+
+
+def time_space_keys(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """(device, kernel) of every space of the constraint-aware study tuned on time: the leaderboard's spaces."""
+    from analysis.simulate.constraint_aware import study_spaces
+    from analysis.simulate.leaderboard import spaces
+
+    ca = config["constraint_aware"]
+    return spaces(study_spaces(studied_space_keys(config), ca), ca)
+
+
+def _check_hyperparameters_so(config: dict[str, Any], source: str) -> None:
+    """Section hyperparameters_so's grids and spaces (analysis.hyperparams.single_objective.check)."""
+    from analysis.hyperparams.single_objective import SectionError, check
+
+    try:
+        check(config["hyperparameters_so"], time_space_keys(config))
+    except SectionError as exc:
+        raise ConfigError(source, str(exc), field=f"hyperparameters_so.{exc.field}") from None
 
 
 def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: bool = True) -> None:

@@ -213,6 +213,15 @@ def _leaderboard(a: argparse.Namespace) -> None:
     figures(pd.read_parquet(a.curves), pd.read_csv(a.board), pd.read_csv(a.spaces), pd.read_csv(a.pairs), a.out)
 
 
+def _hyperparameters_so(a: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from analysis.figures.hyperparameters_so import figures
+
+    figures(pd.read_csv(a.grid), pd.read_csv(a.summary), pd.read_parquet(a.spaces), pd.read_parquet(a.curves),
+            a.out)
+
+
 def add_commands(sub) -> None:
     """Register the figure sub-commands on the CLI's sub-parser set (`description`: the one-line summary)."""
     s = sub.add_parser("figure-hyperparameters",
@@ -267,6 +276,16 @@ def add_commands(sub) -> None:
     s.add_argument("--out", nargs=6, required=True,
                    help="PDF and PNG of the score over time, the heatmap and the critical-difference diagram")
     s.set_defaults(func=_leaderboard)
+
+    s = sub.add_parser("figure-hyperparameters-so",
+                       description="seed 003 tuning: its four figures (seed 003 Figs. 2-5)")
+    s.add_argument("--grid", required=True, help="tables/hyperparameters_so.csv")
+    s.add_argument("--summary", required=True, help="tables/hyperparameters_so_summary.csv")
+    s.add_argument("--spaces", required=True, help="results/hyperparameters_so/spaces.parquet (so-tables)")
+    s.add_argument("--curves", required=True, help="results/hyperparameters_so/curves.parquet (so-tables)")
+    s.add_argument("--out", nargs=8, required=True,
+                   help="PDF and PNG of the grid scores, best and worst, impact per space and score over time")
+    s.set_defaults(func=_hyperparameters_so)
 
     s = sub.add_parser("figure-summary", description="one strategy's improvement over RS next to the baselines'",
                        epilog="Per space and budget, on one page.")

@@ -61,6 +61,70 @@ def space_rows(rows: pd.DataFrame, space: Space) -> pd.DataFrame:
     return rows.astype(casts)
 
 
+def score_on_space(entry: str, space: Space, objective: str, limits: Mapping[str, Any], mine: pd.DataFrame,
+                   repetitions: int, settings: ScoreSettings, resamples: int,
+                   prepared: tuple[Any, Any] | None = None) -> tuple[dict[str, Any], pd.DataFrame | None, np.ndarray]:
+    """One entry's score on one space from its rows there (`mine`, the runs file's rows of that space): the row
+    (SCORE_COLUMNS), the score curve over the space's time range (None without a score) and the scores of the
+    bootstrap resamples of its runs. `prepared`: methodology.space_scoring's result for the space."""
+    label = f"{space.device}/{space.kernel}"
+    skipped = mine["skipped"].fillna("") if "skipped" in mine else pd.Series("", index=mine.index)
+    failed = mine[mine["failed"].fillna("") != ""].drop_duplicates("repetition")
+    ok = space_rows(mine[(mine["failed"].fillna("") == "") & (skipped == "")], space)
+    row: dict[str, Any] = {"entry": entry, "space": label, "runs": int(ok["repetition"].nunique()),
+                           "failed_runs": len(failed), "score": np.nan, "score_ci_low": np.nan,
+                           "score_ci_high": np.nan, "score_resamples": 0, "missing_reason": "",
+                           "budget_evaluations": limits["fevals_end"]}
+    # the package's bagging is seeded by the space alone, so that the same runs get the same score whatever the
+    # entry is called (random_sample's runs are the constraint-aware study's rs runs); the resamples by the entry
+    seed = derive_seed(space=label, objective=objective, purpose="leaderboard score")
+    resample_seed = derive_seed(space=label, objective=objective, strategy=entry, purpose="leaderboard resamples")
+    if (skipped != "").any():
+        row["missing_reason"] = skipped[skipped != ""].iloc[0]
+    elif len(failed):
+        row["missing_reason"] = f"{len(failed)} of {repetitions} runs failed: {failed['failed'].iloc[0]}"
+    elif ok.empty:
+        row["missing_reason"] = "no runs"
+    if not ok.empty:
+        per_run = ok.groupby("repetition").agg(stopped=("stopped_early", "first"), reason=("stop_reason", "first"),
+                                               distinct=("first_visit", "sum"), attempts=("attempts", "first"))
+        row.update(stopped_early=int(per_run["stopped"].sum()),
+                   stop_reasons=";".join(f"{k}:{v}" for k, v in sorted(per_run["reason"].value_counts().items())),
+                   mean_distinct_evaluations=float(per_run["distinct"].mean()),
+                   rejected_attempts=int(per_run["attempts"].sum() - len(per_run)))
+    curve, boot = None, np.array([])
+    if not row["missing_reason"]:
+        result, boot = score_with_resamples(space, objective, entry, ok, settings, seed, resample_seed, resamples,
+                                            prepared=prepared)
+        scored = result["strategies"][entry]
+        row["score"] = scored["score"]
+        span = result["time_range_s"]
+        curve = pd.DataFrame({"entry": entry, "space": label, "time_fraction": np.linspace(0.0, 1.0, len(span)),
+                              "time_s": span, "score": scored["curve"]})
+        if len(boot):
+            low, high = np.percentile(boot, [2.5, 97.5])
+            row.update(score_ci_low=float(low), score_ci_high=float(high), score_resamples=len(boot))
+    log.info("%s on %s: score %s %s", entry, label, row["score"], row["missing_reason"])
+    return row, curve, boot
+
+
+def score_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Score rows as a table of SCORE_COLUMNS (a column no row has is all missing)."""
+    table = pd.DataFrame(list(rows))
+    for column in SCORE_COLUMNS:
+        if column not in table:
+            table[column] = np.nan
+    return table[SCORE_COLUMNS]
+
+
+CURVE_COLUMNS = ["entry", "space", "time_fraction", "time_s", "score"]
+
+
+def curve_frame(curves: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Score curves as one table (CURVE_COLUMNS; empty without any)."""
+    return pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=CURVE_COLUMNS)
+
+
 def score(entry: str, source: str, run_files: Sequence[str | Path],
           spaces: Sequence[tuple[str | Path, str | Path, str | Path]], repetitions: int, settings: ScoreSettings,
           resamples: int, out_scores: str | Path, out_curves: str | Path) -> None:
@@ -75,51 +139,13 @@ def score(entry: str, source: str, run_files: Sequence[str | Path],
     for space, label, limits in zip(loaded, labels, budgets, strict=True):
         objective, values = objective_values(space, None)
         space = with_objective(space, objective, values)
-        mine = runs[runs["space"] == label]
-        skipped = mine["skipped"].fillna("") if "skipped" in mine else pd.Series("", index=mine.index)
-        failed = mine[mine["failed"].fillna("") != ""].drop_duplicates("repetition")
-        ok = space_rows(mine[(mine["failed"].fillna("") == "") & (skipped == "")], space)
-        row: dict[str, Any] = {"entry": entry, "space": label, "runs": int(ok["repetition"].nunique()),
-                               "failed_runs": len(failed), "score": np.nan, "score_ci_low": np.nan,
-                               "score_ci_high": np.nan, "score_resamples": 0, "missing_reason": "",
-                               "budget_evaluations": limits["fevals_end"]}
-        # the package's bagging is seeded by the space alone, so that the same runs get the same score whatever the
-        # entry is called (random_sample's runs are the constraint-aware study's rs runs); the resamples by the entry
-        seed = derive_seed(space=label, objective=objective, purpose="leaderboard score")
-        resample_seed = derive_seed(space=label, objective=objective, strategy=entry, purpose="leaderboard resamples")
-        if (skipped != "").any():
-            row["missing_reason"] = skipped[skipped != ""].iloc[0]
-        elif len(failed):
-            row["missing_reason"] = f"{len(failed)} of {repetitions} runs failed: {failed['failed'].iloc[0]}"
-        elif ok.empty:
-            row["missing_reason"] = "no runs"
-        if not ok.empty:
-            per_run = ok.groupby("repetition").agg(stopped=("stopped_early", "first"), reason=("stop_reason", "first"),
-                                                   distinct=("first_visit", "sum"), attempts=("attempts", "first"))
-            row.update(stopped_early=int(per_run["stopped"].sum()),
-                       stop_reasons=";".join(f"{k}:{v}" for k, v in sorted(per_run["reason"].value_counts().items())),
-                       mean_distinct_evaluations=float(per_run["distinct"].mean()),
-                       rejected_attempts=int(per_run["attempts"].sum() - len(per_run)))
-        if not row["missing_reason"]:
-            result, boot = score_with_resamples(space, objective, entry, ok, settings, seed, resample_seed, resamples)
-            scored = result["strategies"][entry]
-            row["score"] = scored["score"]
-            span = result["time_range_s"]
-            curves.append(pd.DataFrame({"entry": entry, "space": label,
-                                        "time_fraction": np.linspace(0.0, 1.0, len(span)), "time_s": span,
-                                        "score": scored["curve"]}))
-            if len(boot):
-                low, high = np.percentile(boot, [2.5, 97.5])
-                row.update(score_ci_low=float(low), score_ci_high=float(high), score_resamples=len(boot))
+        row, curve, _ = score_on_space(entry, space, objective, limits, runs[runs["space"] == label], repetitions,
+                                       settings, resamples)
         rows.append(row)
-        log.info("%s on %s: score %s %s", entry, label, row["score"], row["missing_reason"])
-    table = pd.DataFrame(rows)
-    for column in SCORE_COLUMNS:
-        if column not in table:
-            table[column] = np.nan
-    write_parquet(table[SCORE_COLUMNS], out_scores)
-    columns = ["entry", "space", "time_fraction", "time_s", "score"]
-    write_parquet(pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=columns), out_curves)
+        if curve is not None:
+            curves.append(curve)
+    write_parquet(score_frame(rows), out_scores)
+    write_parquet(curve_frame(curves), out_curves)
 
 
 def read_scores(paths: Sequence[str | Path], entries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:

@@ -406,17 +406,24 @@ def resampled_scores(space: Space, objective: str, runs: Mapping[str, pd.DataFra
     return pd.DataFrame(rows, columns=["strategy", "sample", "resample", "runs", "score"])
 
 
+def space_scoring(space: Space, objective: str, folder: str | Path) -> tuple[Any, SpaceIndex]:
+    """A space's statistics (from its T4 file, written in `folder`) and index: what scoring any runs on it needs,
+    made once for many strategies (`score_with_resamples`' `prepared`)."""
+    t4 = write_space_t4(space, objective, Path(folder) / "space_T4.json")
+    return space_statistics(t4, space.kernel, space.device, objective), SpaceIndex.of(space, objective)
+
+
 def score_with_resamples(space: Space, objective: str, name: str, runs: pd.DataFrame, settings: ScoreSettings,
-                         seed: int, resample_seed: int, resamples: int) -> tuple[dict[str, Any], np.ndarray]:
+                         seed: int, resample_seed: int, resamples: int,
+                         prepared: tuple[Any, SpaceIndex] | None = None) -> tuple[dict[str, Any], np.ndarray]:
     """One strategy's `score_runs` result on its runs, and its scores on `resamples` bootstrap resamples of them
     (`resampled_scores`' bootstrap rows, drawn from `resample_seed`), sharing the space's statistics and the
-    runs' result arrays between them: the leaderboard's per-space score and interval in one pass."""
+    runs' result arrays between them: the leaderboard's per-space score and interval in one pass. `prepared`:
+    `space_scoring`'s result for this space and objective (else made here)."""
     from analysis import fastpath
 
     with tempfile.TemporaryDirectory(prefix="tsb-score-") as tmp:
-        t4 = write_space_t4(space, objective, Path(tmp) / "space_T4.json")
-        stats = space_statistics(t4, space.kernel, space.device, objective)
-        index = SpaceIndex.of(space, objective)
+        stats, index = prepared if prepared is not None else space_scoring(space, objective, tmp)
         reps = repetition_arrays(runs, index, list(space.parameters)) if fastpath.enabled("scoring") else None
         arrays = stack_repetitions(reps) if reps is not None else None
         if arrays is None:

@@ -20,6 +20,7 @@ import logging
 import time
 import traceback
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +131,60 @@ def last_line(exc: BaseException) -> str:
     return traceback.format_exception_only(type(exc), exc)[-1].strip()
 
 
+@dataclass(frozen=True)
+class RunSpace:
+    """One space made ready for runs tuned on time: the space with its time objective, the objective's name,
+    its budget (rule ca_budget's file, read for the runner), the engine's data and the proposal cap."""
+
+    label: str
+    space: Space
+    objective: str
+    limits: dict[str, Any]
+    data: Any
+    cap: int
+
+
+def run_spaces(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], settings: ScoreSettings,
+               proposal_cap: float) -> list[RunSpace]:
+    """Each (space parquet, space meta, budget file) loaded once, for the runs of any number of entries."""
+    out = []
+    for parquet, meta, budget in spaces:
+        space = Space.load(parquet, meta)
+        objective, values = objective_values(space, None)
+        space = with_objective(space, objective, values)
+        out.append(RunSpace(f"{space.device}/{space.kernel}", space, objective,
+                            read_budget(budget, objective, None, settings), space_data(space, [objective]),
+                            max_proposals(space, proposal_cap)))
+    return out
+
+
+def space_runs(target: RunSpace, name: str, algorithm: str, options: Mapping[str, Any],
+               repetitions: int) -> list[pd.DataFrame]:
+    """One entry's runs on one space (options already resolved): a frame per run, a failed run's frame one row
+    with `failed` set to the exception's last line."""
+    label, limits = target.label, target.limits
+    size = len(target.space.table)
+    frames = []
+    for rep in range(repetitions):
+        identity = run_identity(label, target.objective, None, algorithm, options, limits["time_limit_ms"], rep)
+        try:
+            trace, seed, attempts = accepted_run(target.data, algorithm, options, size, limits, target.cap, identity)
+        except Exception as exc:  # recorded, not raised: the leaderboard goes on (docs/leaderboard.md)
+            reason = last_line(exc)
+            log.warning("%s on %s, run %d failed: %s", name, label, rep, reason)
+            frames.append(pd.DataFrame({"space": [label], "repetition": [rep], "failed": [reason],
+                                        "skipped": [""]}))
+            continue
+        n = len(trace)
+        frames.append(pd.DataFrame({
+            "space": [label] * n, "repetition": [rep] * n, "failed": [""] * n, "skipped": [""] * n,
+            "seed": [seed] * n,
+            **trace.columns(), "attempts": [attempts] * n, "stop_reason": [trace.meta["stop_reason"]] * n,
+            "stopped_early": [trace.stopped_early] * n,
+        }))
+    return frames
+
+
 def run(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], name: str, algorithm: str,
         options: Mapping[str, Any], repetitions: int, settings: ScoreSettings, proposal_cap: float,
         out: str | Path, max_budget_evaluations: int | None = None) -> None:
@@ -144,37 +199,15 @@ def run(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], name: str, 
     options = resolve_options(algorithm, options)
     frames = []
     started = time.perf_counter()
-    for parquet, meta, budget in spaces:
-        space = Space.load(parquet, meta)
-        objective, values = objective_values(space, None)
-        space = with_objective(space, objective, values)
-        limits = read_budget(budget, objective, None, settings)
-        label = f"{space.device}/{space.kernel}"
+    for target in run_spaces(spaces, settings, proposal_cap):
+        label, limits = target.label, target.limits
         if max_budget_evaluations is not None and limits["fevals_end"] > max_budget_evaluations:
             reason = (f"not run: budget {limits['fevals_end']} evaluations, over its {max_budget_evaluations} "
                       "(leaderboard.fewer_spaces)")
             frames.append(pd.DataFrame({"space": [label], "repetition": [-1], "failed": [""], "skipped": [reason]}))
             log.info("%s on %s: %s", name, label, reason)
             continue
-        data = space_data(space, [objective])
-        size, cap = len(space.table), max_proposals(space, proposal_cap)
-        for rep in range(repetitions):
-            identity = run_identity(label, objective, None, algorithm, options, limits["time_limit_ms"], rep)
-            try:
-                trace, seed, attempts = accepted_run(data, algorithm, options, size, limits, cap, identity)
-            except Exception as exc:  # recorded, not raised: the leaderboard goes on (docs/leaderboard.md)
-                reason = last_line(exc)
-                log.warning("%s on %s, run %d failed: %s", name, label, rep, reason)
-                frames.append(pd.DataFrame({"space": [label], "repetition": [rep], "failed": [reason],
-                                            "skipped": [""]}))
-                continue
-            n = len(trace)
-            frames.append(pd.DataFrame({
-                "space": [label] * n, "repetition": [rep] * n, "failed": [""] * n, "skipped": [""] * n,
-                "seed": [seed] * n,
-                **trace.columns(), "attempts": [attempts] * n, "stop_reason": [trace.meta["stop_reason"]] * n,
-                "stopped_early": [trace.stopped_early] * n,
-            }))
+        frames += space_runs(target, name, algorithm, options, repetitions)
         log.info("%s on %s: %d runs, %.1f s elapsed", name, label, repetitions, time.perf_counter() - started)
     runs = pd.concat(frames, ignore_index=True)
     runs.attrs.update(strategy=name, algorithm=algorithm)

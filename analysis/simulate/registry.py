@@ -351,6 +351,8 @@ def _other_kt_options(strategy: str) -> dict[str, Option]:
     rules = {key: _inferred_rule(default) for key, (_, default) in module._options.items()}
     if strategy == "pyatf_strategies":
         rules["searchtechnique"] = _choice(module.supported_searchtechniques)
+    if "method" in rules and isinstance(getattr(module, "supported_methods", None), list):  # dual_annealing
+        rules["method"] = _choice(module.supported_methods)
     return _table(module._options, rules)
 
 

@@ -93,7 +93,7 @@ def test_dry_run_tiny_config(tmp_path):
     # grid on the one training space; the excluded A4000/convolution is imported, with its fronts, and no more;
     # a summary page for each of the 3 settings that are not baselines (nsga2_unaware, ga_aware, optuna); the
     # leaderboard's own runs of every Kernel Tuner strategy and pyATF technique, and a score for each of them and for
-    # the 3 x 2 constraint-aware strategies (random search's runs are random_sample's)
+    # the 3 x 2 constraint-aware strategies (random search's runs are random_sample's); seed 003's tuning
     own = len(leaderboard.kernel_tuner_strategies()) + len(leaderboard.pyatf_techniques()) + 1  # + optuna, a user's
     assert jobs == Counter(lb_run=own, lb_score=own + 3 * 2, lb_tables=1, figure_leaderboard=1,
                            sweep_shard=2, sweep_merge=1, import_space=4, true_fronts=4, spaces_table=1,
@@ -102,7 +102,30 @@ def test_dry_run_tiny_config(tmp_path):
                            figure_tradeoff=1, figure_hyperparameters=1, figure_anytime=3, figure_anytime_grid=1,
                            ca_budget=2, ca_run=2 * (3 * 2 + 1), ca_score=2, ca_resample=2 * (3 * 2 + 1), ca_tables=1,
                            figure_constraint_aware=1,
-                           figure_constraint_aware_spaces=1, report_pages=1, all=1)
+                           figure_constraint_aware_spaces=1, report_pages=1,
+                           # seed 003's tuning: 2 + 1 DE and 2 + 1 PSO configurations, 2 a job; best, worst, default
+                           so_run=2 + 2, so_score=2 + 2, so_final_run=2 * 3, so_final_score=2 * 3, so_tables=1,
+                           figure_hyperparameters_so=1, all=1)
+
+
+def test_dry_run_full_config_with_seed_003(tmp_path):
+    """config/seed003.yaml adds the tuning's jobs to the full study's and changes none of them: a grid job per
+    `configs_per_job` configurations (the grid's and the default), and each algorithm's best, worst and default."""
+    import math
+
+    import yaml
+
+    section = yaml.safe_load((REPO / "config/seed003.yaml").read_text())["hyperparameters_so"]
+    chunks = sum(math.ceil((math.prod(len(v) for v in grid.values()) + 1) / section["configs_per_job"])
+                 for grid in section["grids"].values())
+    full = planned_jobs(cwd=tmp_path)
+    jobs = planned_jobs("--configfile", str(REPO / "config/config.yaml"), str(REPO / "config/seed003.yaml"),
+                        cwd=tmp_path)
+    roles = 3 * len(section["grids"])
+    added = Counter(so_run=chunks, so_score=chunks, so_final_run=roles, so_final_score=roles, so_tables=1,
+                    figure_hyperparameters_so=1)
+    assert chunks == 10 + 1 + 11 + 9
+    assert jobs == full + added
 
 
 def test_excluded_space_is_imported_and_tabulated_but_never_run(tmp_path):

@@ -17,6 +17,7 @@ from analysis.objectives import headline_set
 from analysis.simulate.registry import strategy_source
 from analysis.simulate import constraint_aware, leaderboard
 from analysis.simulate import archive
+from analysis.hyperparams import single_objective as so_tuning
 
 try:
     study_config.check_workflow_config(config, workflow.configfiles, workflow.basedir)
@@ -76,6 +77,13 @@ CA_SETTINGS = {
     key: CA[key]
     for key in ("cutoff_percentile", "cutoff_percentile_start", "cutoff_margin", "time_resolution", "confidence_level")
 }
+# Seed 003's tuning of single-objective strategies (docs/hyperparameters-so.md): on when grids and training are given.
+SO = config["hyperparameters_so"]
+SO_SCOPES = so_tuning.spaces(SO, leaderboard.spaces(CA_SPACES, CA)) if so_tuning.enabled(SO) else {}
+SO_CONFIGS = {a: so_tuning.configurations(g) for a, g in SO["grids"].items()} if SO_SCOPES else {}
+SO_CHUNKS = so_tuning.chunks(SO) if SO_SCOPES else {}
+SO_FINAL = [key for scope in so_tuning.SCOPES for key in SO_SCOPES.get(scope, [])]
+SO_FINAL_KEYS = [f"{a}/{role}" for a in SO_CHUNKS for role in so_tuning.ROLES]
 
 
 def _choices(values):
@@ -280,6 +288,8 @@ def get_final_outputs():
         outputs.append(f"{TABLES}/constraint_aware_runs.csv")
     if LB_SPACES:
         outputs += [f"{TABLES}/{name}.{ext}" for name in LB_TABLES for ext in ("csv", "md")]
+    if SO_SCOPES:
+        outputs += [f"{TABLES}/{name}.{ext}" for name in SO_TABLES for ext in ("csv", "md")]
     outputs.append(f"{RESULTS}/report/glance.html")
     return outputs
 
@@ -306,6 +316,9 @@ def report_tables():
             tables[f"{TABLES}/constraint_aware_{name}.csv"] = ("Tables", caption, f"constraint_aware_{name}")
     if LB_SPACES:
         for name in ("leaderboard", "leaderboard_pairs", "pyatf_comparison"):
+            tables[f"{TABLES}/{name}.csv"] = ("Tables", f"../report/tables/{name}.rst", name)
+    if SO_SCOPES:
+        for name in SO_TABLES:
             tables[f"{TABLES}/{name}.csv"] = ("Tables", f"../report/tables/{name}.rst", name)
     return tables
 
@@ -346,19 +359,44 @@ def ca_group(wildcards):
 
 # Leaderboard (workflow/rules/simulate.smk, indicators.smk, tables.smk)
 LB_TABLES = ("leaderboard", "leaderboard_spaces", "pyatf_comparison")
+SO_TABLES = ("hyperparameters_so", "hyperparameters_so_summary")
+SO_FIGURES = ("scores", "best_worst", "impact", "over_time")  # seed 003 Figs. 2-5, in figure-hyperparameters-so's order
 
 
-def lb_space_files():
-    """Every leaderboard space's parquet, meta and budget, space by space (lb-run's and lb-score's --spaces)."""
+def space_triples(keys):
+    """Each space's parquet, meta and budget (the constraint-aware study's), space by space: the --spaces of the
+    leaderboard's and the seed 003 tuning's commands."""
     return [
         f"{RESULTS}/{part}"
-        for d, k in LB_SPACES
+        for d, k in keys
         for part in (
             f"spaces/{d}/{k}/space.parquet",
             f"spaces/{d}/{k}/space.json",
             f"constraint_aware/budgets/{d}/{k}.json",
         )
     ]
+
+
+def so_grid_files(kind, algorithm):
+    """One of an algorithm's grid outputs (runs, scores, resamples), chunk by chunk."""
+    chunks = range(len(SO_CHUNKS[algorithm]))
+    return [f"{RESULTS}/hyperparameters_so/grid/{kind}/{algorithm}/{i}.parquet" for i in chunks]
+
+
+def so_final_files(kind):
+    """One of the final outputs (runs, scores, resamples, curves) of every algorithm and role, in SO_FINAL_KEYS order."""
+    return [f"{RESULTS}/hyperparameters_so/final/{kind}/{key}.parquet" for key in SO_FINAL_KEYS]
+
+
+def so_chunk_configs(wildcards):
+    """JSON of the configurations (name -> options) of one grid job."""
+    names = SO_CHUNKS[wildcards.so_algorithm][int(wildcards.chunk)]
+    return json_arg({n: SO_CONFIGS[wildcards.so_algorithm][n] for n in names})
+
+
+def lb_space_files():
+    """Every leaderboard space's parquet, meta and budget, space by space (lb-run's and lb-score's --spaces)."""
+    return space_triples(LB_SPACES)
 
 
 def lb_run_inputs(wildcards):
@@ -442,6 +480,8 @@ def figure_outputs():
         stems += [f"{FIGURES}/constraint_aware/score_over_time", f"{FIGURES}/constraint_aware/spaces"]
     if LB_SPACES:
         stems += [f"{FIGURES}/leaderboard/{name}" for name in ("score_over_time", "heatmap", "critical_difference")]
+    if SO_SCOPES:
+        stems += [f"{FIGURES}/hyperparameters_so/{name}" for name in SO_FIGURES]
     return [f"{stem}.{ext}" for stem in stems for ext in ("pdf", "png")]
 
 

@@ -265,3 +265,34 @@ rule figure_leaderboard:
     shell:
         "{params.cli} figure-leaderboard --curves {input.curves:q} --board {input.board:q} --spaces {input.spaces:q}"
         " --pairs {input.pairs:q} --out {output:q} 2> {log:q}"
+
+
+if SO_SCOPES:
+
+    rule figure_hyperparameters_so:
+        input:
+            grid=f"{TABLES}/hyperparameters_so.csv",
+            summary=f"{TABLES}/hyperparameters_so_summary.csv",
+            spaces=f"{RESULTS}/hyperparameters_so/spaces.parquet",
+            curves=f"{RESULTS}/hyperparameters_so/curves.parquet",
+        output:
+            [
+                report(
+                    f"{FIGURES}/hyperparameters_so/{name}.{ext}",
+                    category="Figures as PDF" if ext == "pdf" else "Figures",
+                    subcategory="Seed 003 tuning",
+                    labels={"figure": name.replace("_", " ")},
+                    caption=None if ext == "pdf" else f"../report/figure_hyperparameters_so_{name}.rst",
+                )
+                for name in SO_FIGURES
+                for ext in ("pdf", "png")
+            ],
+        log:
+            f"{LOGS}/figures/hyperparameters_so.log",
+        conda:
+            ENV
+        params:
+            cli=CLI,
+        shell:
+            "{params.cli} figure-hyperparameters-so --grid {input.grid:q} --summary {input.summary:q}"
+            " --spaces {input.spaces:q} --curves {input.curves:q} --out {output:q} 2> {log:q}"
