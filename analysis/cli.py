@@ -206,6 +206,13 @@ def _so_final_run(a: argparse.Namespace) -> None:
                                a.out)
 
 
+def _so_meta(a: argparse.Namespace) -> None:
+    from analysis.hyperparams import meta
+
+    section = _json(a, "section")
+    meta.tables(a.grid, section["grids"], section["meta"], a.out)
+
+
 def _so_tables(a: argparse.Namespace) -> None:
     from analysis.tables import hyperparameters_so
 
@@ -369,7 +376,7 @@ COMMAND_STAGES = {
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
     "lb-run": "simulate", "restore": "simulate", "compare": "simulate", "lb-score": "indicators",
     "hyperparameters": "hyperparams", "so-run": "hyperparams", "so-score": "hyperparams",
-    "so-final-run": "hyperparams", "so-tables": "tables",
+    "so-final-run": "hyperparams", "so-meta": "hyperparams", "so-tables": "tables",
     "indicators": "indicators", "summary": "indicators", "ca-score": "indicators", "ca-resample": "indicators",
     "tables": "tables", "compile-sensitivity": "tables", "summary-table": "tables", "ca-tables": "tables",
     "lb-tables": "tables",
@@ -709,6 +716,12 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--proposal-cap", type=float, default=10.0)
     s.add_argument("--out", required=True)
     s.set_defaults(func=_so_final_run)
+
+    s = sub.add_parser("so-meta", description="seed 003 tuning: meta-strategies searching the scored grids")
+    s.add_argument("--grid", required=True, help="tables/hyperparameters_so.csv (so-tables)")
+    s.add_argument("--section", required=True, help="JSON: config section hyperparameters_so")
+    s.add_argument("--out", nargs=3, required=True, help="hyperparameters_so_meta.csv and .md, the meta-runs' parquet")
+    s.set_defaults(func=_so_meta)
 
     s = sub.add_parser("so-tables", description="seed 003 tuning: its tables and the figures' data")
     s.add_argument("--grid-scores", nargs="+", required=True)

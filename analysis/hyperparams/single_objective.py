@@ -125,6 +125,17 @@ def check(section: Mapping[str, Any], time_spaces: Sequence[tuple[str, str]]) ->
                     resolve_options(algorithm, {option: value})
                 except OptionError as exc:
                     raise SectionError(f"{where}.{option}[{i}]" if exc.option else where, str(exc)) from None
+    for name, spec in ((section.get("meta") or {}).get("strategies") or {}).items():
+        where = f"meta.strategies.{name}"
+        try:
+            get_algorithm(spec["algorithm"])
+        except ValueError as exc:
+            raise SectionError(f"{where}.algorithm", str(exc)) from None
+        try:
+            resolve_options(spec["algorithm"], dict(spec.get("options") or {}))
+        except OptionError as exc:
+            raise SectionError(f"{where}.options.{exc.option}" if exc.option else f"{where}.options",
+                               str(exc)) from None
     known = {f"{d}/{k}" for d, k in time_spaces}
     listed: dict[str, str] = {}
     for scope in ("training", "test"):

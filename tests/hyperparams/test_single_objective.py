@@ -9,6 +9,7 @@ spaces, picks and the summary's statistics, and bad grids are refused with the f
 from __future__ import annotations
 
 import copy
+import json
 import math
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 
 from analysis import config as study_config
 from analysis.errors import ConfigError
+from analysis.hyperparams import meta
 from analysis.hyperparams import single_objective as so
 from analysis.indicators.constraint_aware import space_budget
 from analysis.indicators.leaderboard import score
@@ -84,6 +86,9 @@ def test_the_full_config_with_seed_003_validates_and_splits_its_spaces() -> None
     (lambda s: s["grids"].update(annealing_typo={"x": [1]}), "grids.annealing_typo"),
     (lambda s: s.update(training=["A100/convolution", "A100/nope"]), "training[1]"),
     (lambda s: s.update(test=["A100/convolution"]), "test[0]"),
+    (lambda s: s.update(meta={"strategies": {"x": {"algorithm": "no_such"}}}), "meta.strategies.x.algorithm"),
+    (lambda s: s.update(meta={"strategies": {"x": {"algorithm": "pso", "options": {"popsize": 0}}}}),
+     "meta.strategies.x.options.popsize"),
 ])
 def test_bad_grids_and_spaces_are_refused_with_the_field(change, field: str) -> None:
     config = copy.deepcopy(_full_config())
@@ -167,8 +172,8 @@ def test_the_aggregate_score_is_the_packages_aggregation_over_spaces(stored, tmp
     lb.run(stored, "pso", "pso", {"popsize": 4}, 3, SETTINGS, 10.0, tmp_path / "runs.parquet")
     runs = pd.read_parquet(tmp_path / "runs.parquet")
     data = []
-    for parquet, meta, _ in stored:
-        space = Space.load(parquet, meta)
+    for parquet, description, _ in stored:
+        space = Space.load(parquet, description)
         objective, values = objective_values(space, None)
         space = with_objective(space, objective, values)
         folder = tmp_path / space.device
@@ -237,3 +242,35 @@ def test_the_summary_bootstraps_per_space_differences_over_spaces() -> None:
     assert table.loc["wider", "n_spaces"] == 0 and math.isnan(table.loc["wider", "tuned"])
     assert verdict(0.1, 0.2) == "better" and verdict(-0.2, -0.1) == "worse" and verdict(-0.1, 0.1) == "not apart"
     assert verdict(float("nan"), 0.1) == ""
+
+
+def _grid_scores(values: list[float]) -> tuple[dict, pd.DataFrame]:
+    grid = {"popsize": [4, 6, 8], "c1": [1.0, 2.0]}
+    names = [n for n in so.configurations(grid) if n != so.DEFAULT]
+    options = [o for n, o in so.configurations(grid).items() if n != so.DEFAULT]
+
+    rows = pd.DataFrame({"configuration": names, "options": [json.dumps(o) for o in options], "in_grid": True,
+                         "training_score": values})
+    return grid, pd.concat([rows, pd.DataFrame([{"configuration": "default", "options": "Kernel Tuner's defaults",
+                                                 "in_grid": False, "training_score": 0.99}])], ignore_index=True)
+
+
+def test_a_meta_strategy_searches_the_scored_grid_in_simulation() -> None:
+    """The grid as a space: its configurations, each scored by its training score (the default, no grid
+    configuration, is not in it; an unscored one has failed). Random sampling without replacement scores every
+    configuration within the grid's size, so it always reaches the best; the runs are reproducible."""
+    grid, scores = _grid_scores([0.1, 0.5, np.nan, 0.2, 0.8, 0.3])
+    space = meta.meta_space("pso", grid, scores)
+    assert len(space.table) == 6 and list(space.table["status"]).count("ok") == 5
+    strategies = {"rs": {"algorithm": "rs"}, "ga": {"algorithm": "genetic_algorithm", "options": {"popsize": 4}}}
+    runs = meta.search("pso", grid, scores, strategies, 4, 0.01)
+    again = meta.search("pso", grid, scores, strategies, 4, 0.01)
+    pd.testing.assert_frame_equal(runs, again)
+    rs = runs[runs["meta_strategy"] == "rs"]
+    assert rs["reached"].all() and (rs["evaluations_to_reach"] <= 6).all() and (rs["best_found"] == 0.8).all()
+    assert len(set(rs["evaluations_to_reach"])) > 1  # other seeds, other orders
+    table = meta.summary(runs).set_index("meta_strategy")
+    assert table.loc["rs", "runs"] == 4 and table.loc["rs", "reached"] == 4
+    assert table.loc["rs", "mean_or_grid"] == pytest.approx(rs["evaluations_to_reach"].mean())
+    assert meta.evaluations_to_reach([0.1, np.nan, 0.795, 0.8], 0.79) == 3
+    assert meta.evaluations_to_reach([0.1, 0.2], 0.79) is None

@@ -105,7 +105,7 @@ def test_dry_run_tiny_config(tmp_path):
                            figure_constraint_aware_spaces=1, report_pages=1,
                            # seed 003's tuning: 2 + 1 DE and 2 + 1 PSO configurations, 2 a job; best, worst, default
                            so_run=2 + 2, so_score=2 + 2, so_final_run=2 * 3, so_final_score=2 * 3, so_tables=1,
-                           figure_hyperparameters_so=1, all=1)
+                           so_meta=1, figure_hyperparameters_so=1, all=1)
 
 
 def test_dry_run_full_config_with_seed_003(tmp_path):
@@ -123,7 +123,7 @@ def test_dry_run_full_config_with_seed_003(tmp_path):
                         cwd=tmp_path)
     roles = 3 * len(section["grids"])
     added = Counter(so_run=chunks, so_score=chunks, so_final_run=roles, so_final_score=roles, so_tables=1,
-                    figure_hyperparameters_so=1)
+                    so_meta=1, figure_hyperparameters_so=1)
     assert chunks == 10 + 1 + 11 + 9
     assert jobs == full + added
 

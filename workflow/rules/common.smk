@@ -289,7 +289,9 @@ def get_final_outputs():
     if LB_SPACES:
         outputs += [f"{TABLES}/{name}.{ext}" for name in LB_TABLES for ext in ("csv", "md")]
     if SO_SCOPES:
-        outputs += [f"{TABLES}/{name}.{ext}" for name in SO_TABLES for ext in ("csv", "md")]
+        outputs += [
+            f"{TABLES}/{name}.{ext}" for name in (*SO_TABLES, "hyperparameters_so_meta") for ext in ("csv", "md")
+        ]
     outputs.append(f"{RESULTS}/report/glance.html")
     return outputs
 
@@ -318,7 +320,7 @@ def report_tables():
         for name in ("leaderboard", "leaderboard_pairs", "pyatf_comparison"):
             tables[f"{TABLES}/{name}.csv"] = ("Tables", f"../report/tables/{name}.rst", name)
     if SO_SCOPES:
-        for name in SO_TABLES:
+        for name in (*SO_TABLES, "hyperparameters_so_meta"):
             tables[f"{TABLES}/{name}.csv"] = ("Tables", f"../report/tables/{name}.rst", name)
     return tables
 

@@ -164,3 +164,20 @@ if SO_SCOPES:
             " --final-scores {input.final_scores:q} --final-curves {input.final_curves:q}"
             " --keys {params.final_keys} --section {params.section} --scopes {params.scopes}"
             " --min-budget-evaluations {params.min_budget} --out {output:q} 2> {log:q}"
+
+    rule so_meta:
+        input:
+            grid=f"{TABLES}/hyperparameters_so.csv",
+        output:
+            csv=f"{TABLES}/hyperparameters_so_meta.csv",
+            md=f"{TABLES}/hyperparameters_so_meta.md",
+            runs=f"{RESULTS}/hyperparameters_so/meta_runs.parquet",
+        log:
+            f"{LOGS}/tables/hyperparameters_so_meta.log",
+        conda:
+            ENV
+        params:
+            cli=CLI,
+            section=json_arg(SO),
+        shell:
+            "{params.cli} so-meta --grid {input.grid:q} --section {params.section} --out {output:q} 2> {log:q}"
