@@ -960,7 +960,42 @@ def doc_leaderboard(t: Tables) -> str:
     return "\n\n".join(["## The leaderboard", "Every strategy (`tables/leaderboard.csv`):", leaderboard_rows(t)])
 
 
-DOC_SECTIONS: list[Callable[[Tables], str]] = [doc_comparison, doc_constraint_aware, doc_leaderboard, doc_spaces]
+def doc_hyperparameters_so(t: Tables) -> str:
+    """Seed 003's tuning (docs/results.md): tuned against untuned and default per algorithm and scope, beside seed
+    003's reported improvement, and the meta-strategies' cost."""
+    if not has(t, "hyperparameters_so_summary"):
+        return ""
+    summary = t["hyperparameters_so_summary"]
+    def difference(r: pd.Series, name_: str) -> str:
+        low, high = r[f"tuned_minus_{name_}_ci_low"], r[f"tuned_minus_{name_}_ci_high"]
+        reading = f" ({verdict(low, high, neither='not apart')})" if math.isfinite(low) and math.isfinite(high) else ""
+        return interval(r[f"tuned_minus_{name_}"], low, high, 3) + reading
+
+    rows = [[r["display"], r["scope"], f"{int(r['n_spaces'])}", num(r["tuned"], 3), num(r["untuned"], 3),
+             num(r["default"], 3), difference(r, "untuned"), difference(r, "default"),
+             num(r["seed_003_tuned_minus_untuned"], 3)] for _, r in summary.iterrows() if r["n_spaces"] > 0]
+    parts = ["## Seed 003: hyperparameter tuning of single-objective strategies",
+             "Mean score of the grid's best (tuned), worst (untuned) and Kernel Tuner's default configuration over "
+             "each scope's counted spaces, and the differences with 95 % intervals by bootstrap over spaces "
+             "(`tables/hyperparameters_so_summary.csv`; docs/hyperparameters-so.md):",
+             table(["algorithm", "scope", "spaces", "tuned", "untuned", "default", "tuned − untuned [95 % CI]",
+                    "tuned − default [95 % CI]", "seed 003: tuned − untuned"], rows)]
+    if has(t, "hyperparameters_so_meta"):
+        meta = t["hyperparameters_so_meta"]
+        display = dict(zip(summary["algorithm"], summary["display"], strict=False))
+        rows = [[display.get(r["algorithm"], r["algorithm"]), r["meta_strategy"], f"{int(r['grid_size'])}",
+                 f"{int(r['reached'])} of {int(r['runs'])}", num(r["median_evaluations"], 1),
+                 num(r["mean_or_grid"], 1), num(100 * r["share_of_grid"], 0) + " %"] for _, r in meta.iterrows()]
+        parts += ["Meta-strategies searching each scored grid (`tables/hyperparameters_so_meta.csv`): runs that "
+                  "reached a configuration within the tolerance of the grid's best, and the configurations scored "
+                  "until then:",
+                  table(["algorithm", "meta-strategy", "grid", "reached", "median", "mean (unreached = grid)",
+                         "share of grid"], rows)]
+    return "\n\n".join(parts)
+
+
+DOC_SECTIONS: list[Callable[[Tables], str]] = [doc_comparison, doc_constraint_aware, doc_leaderboard,
+                                               doc_hyperparameters_so, doc_spaces]
 
 
 def render_readme(t: Tables) -> str:
