@@ -137,7 +137,7 @@ def main() -> int:
     if calibration_s is None:
         batches = calibrate()
         calibration_s = per_run_seconds(batches, len(CALIBRATION_SEEDS))
-    spans = job_spans(a.log.read_text())
+    spans = job_spans(a.log.read_text(), strict=False)  # the log may end in a failed job (e.g. a rerun's tables)
     spans = spans[spans["rule"].isin(PHASES)]
     frame = table(benchmark_seconds(a.results), spans, a.results, calibration_s)
     frame = frame.assign(calibration_s=calibration_s, machine=machine(), load_before=load_before,

@@ -205,9 +205,10 @@ def rule_stages() -> dict[str, str]:
     return stages
 
 
-def job_spans(log_text: str) -> pd.DataFrame:
+def job_spans(log_text: str, strict: bool = True) -> pd.DataFrame:
     """One row per finished job of a Snakemake log: rule, start and end (datetime, 1 s resolution), and
-    the space ("device/kernel") of a job that has one."""
+    the space ("device/kernel") of a job that has one. A job that started and never finished is an error, or
+    left out unless `strict`."""
     stamp, pending, started, spaces, rows = None, None, {}, {}, []
     jobid = None
     for line in log_text.splitlines():
@@ -224,7 +225,7 @@ def job_spans(log_text: str) -> pd.DataFrame:
         elif m := FINISHED.match(line):
             rule, begin = started.pop(m.group(1), (m.group(2), stamp))
             rows.append({"rule": rule, "start": begin, "end": stamp, "space": spaces.get(m.group(1))})
-    if started:
+    if started and strict:
         raise ValueError(f"Snakemake log: {len(started)} jobs started and never finished")
     frame = pd.DataFrame(rows, columns=["rule", "start", "end", "space"])
     frame["s"] = (frame["end"] - frame["start"]).dt.total_seconds()
