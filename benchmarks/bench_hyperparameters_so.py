@@ -29,17 +29,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import analysis  # noqa: E402,F401  (first: it pins the numeric kernels, analysis/numerics.py)
+import bench_study  # noqa: E402  (the calibration, the log's job spans, the machine's description)
 from analysis.config import read_yaml  # noqa: E402
-from bench_study import (  # noqa: E402
-    CALIBRATION,
-    CALIBRATION_SEEDS,
-    calibrate,
-    in_calibrations,
-    job_spans,
-    load_average,
-    machine,
-    per_run_seconds,
-)
+from bench_study import in_calibrations, job_spans, machine  # noqa: E402
 
 SEED_003 = read_yaml(REPO / "config" / "seed003.yaml")["hyperparameters_so"]["seed_003"]
 
@@ -98,13 +90,14 @@ def report(frame: pd.DataFrame, calibration_s: float | None, load_before: str, p
     grid = frame.set_index("phase").loc["grid (runs + scores)"]
     whole = frame.set_index("phase").loc["all"]
     target_c = in_calibrations(GRID_TARGET_S, calibration_s)
+    about = (f"Machine: {machine()}; load average before the calibration: {load_before}. The job seconds and spans "
+             "are those of the tuning's run (Snakemake's benchmark files and console log), under whatever ran beside "
+             f"it; the calibration was timed in this invocation ({bench_study.CALIBRATION}: {calibration_s:.3f} s)."
+             if calibration_s else f"Machine: {machine()}; no calibration in this invocation.")
     lines = [
         "# Seed 003's tuning: what it costs",
         "",
-        f"Machine: {machine()}; load average before the calibration: {load_before}. The job seconds and spans are "
-        "those of the tuning's run (Snakemake's benchmark files and console log), under whatever ran beside it; "
-        f"the calibration was timed in this invocation ({CALIBRATION}: {calibration_s:.3f} s)." if calibration_s
-        else f"Machine: {machine()}; no calibration in this invocation.",
+        about,
         "",
         frame.to_markdown(index=False, floatfmt=",.1f"),
         "",
@@ -132,11 +125,11 @@ def main() -> int:
     parser.add_argument("--report", type=Path,
                         default=REPO / "benchmarks" / "reports" / "bench_hyperparameters_so.md")
     a = parser.parse_args()
-    load_before = load_average()
+    load_before = bench_study.load_average()
     calibration_s = a.calibration_s
     if calibration_s is None:
-        batches = calibrate()
-        calibration_s = per_run_seconds(batches, len(CALIBRATION_SEEDS))
+        batches = bench_study.calibrate()
+        calibration_s = bench_study.per_run_seconds(batches, len(bench_study.CALIBRATION_SEEDS))
     spans = job_spans(a.log.read_text(), strict=False)  # the log may end in a failed job (e.g. a rerun's tables)
     spans = spans[spans["rule"].isin(PHASES)]
     frame = table(benchmark_seconds(a.results), spans, a.results, calibration_s)
