@@ -126,8 +126,9 @@ def over_time(curves: pd.DataFrame, summary: pd.DataFrame, pdf: str | Path, png:
                 line = mine[(mine["algorithm"] == algorithm) & (mine["role"] == role)]
                 if len(line):
                     ax.plot(line["time_fraction"], line["score"], color=colour, label=label)
-            n = mine.loc[mine["algorithm"] == algorithm, "n_spaces"]
-            ax.set_title(f"{display[algorithm]}" + (f" ({int(n.max())} spaces)" if len(n) else ""))
+            counts = mine.loc[mine["algorithm"] == algorithm, "n_spaces"]
+            n = int(counts.max()) if len(counts) else 0
+            ax.set_title(f"{display[algorithm]}" + (f" ({n} space{'s' if n != 1 else ''})" if n else ""))
             ax.set_xlabel("fraction of the time budget")
             ax.axhline(0.0, color="0.6", linewidth=0.8, linestyle=":")
         axes[0, 0].set_ylabel("mean score")
