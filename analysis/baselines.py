@@ -29,6 +29,7 @@ import yaml
 
 from analysis.config import merge_files, output_prefix, validate
 from analysis.errors import ArgumentError, ConfigError
+from analysis.hyperparams.single_objective import TABLES as NOT_ARCHIVED
 from analysis.io import write_csv, write_text
 from analysis.scheduling import job_counts
 from analysis.simulate.registry import get_algorithm
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 REPOSITORY = Path(__file__).resolve().parent.parent
 SUITES = {"quick": "config/quick.yaml", "full": "config/config.yaml"}
 # The rules that simulate runs: verify-tables refuses a config whose archive leaves any of their jobs to run.
-SIMULATING_RULES = ("simulate", "simulate_grid", "ca_run", "lb_run")
+SIMULATING_RULES = ("simulate", "simulate_grid", "ca_run", "lb_run", "so_run", "so_final_run")
 
 
 class WorkflowFailed(RuntimeError):
@@ -120,6 +121,8 @@ def verify_tables(files: Sequence[str | Path] = ("config/config.yaml",), work: s
         if not theirs.is_file() or theirs.suffix not in (".csv", ".md"):
             continue
         rel = theirs.relative_to(published / "tables")
+        if rel.name.split(".")[0] in NOT_ARCHIVED:  # seed 003's tuning: its runs are not archived
+            continue
         if not (ours / rel).is_file():
             differences.append(f"tables/{rel}: not recomputed")
         elif not filecmp.cmp(theirs, ours / rel, shallow=False):

@@ -321,12 +321,10 @@ def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
 
 
 def time_space_keys(config: dict[str, Any]) -> list[tuple[str, str]]:
-    """(device, kernel) of every space of the constraint-aware study tuned on time: the leaderboard's spaces."""
-    from analysis.simulate.constraint_aware import study_spaces
-    from analysis.simulate.leaderboard import spaces
-
-    ca = config["constraint_aware"]
-    return spaces(study_spaces(studied_space_keys(config), ca), ca)
+    """(device, kernel) of every studied space tuned on time (its kernel has no accuracy threshold of the
+    constraint-aware study), in the workflow's order: where seed 003's tuning may train and test."""
+    thresholds = config["constraint_aware"]["thresholds"]
+    return [key for key in studied_space_keys(config) if key[1] not in thresholds]
 
 
 def _check_hyperparameters_so(config: dict[str, Any], source: str) -> None:

@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 DEFAULT = "default"  # the configuration of Kernel Tuner's default options
 ROLES = ("best", "worst", DEFAULT)  # the configurations run again on every space (rule so_final_run)
 SCOPES = ("training", "test", "wider")  # the space sets, in the order of the final runs' spaces
+# Its published tables (rules so_tables: the first two; so_meta: the last). Its runs are not in the baseline
+# archive (docs/baselines.md), so verify-tables and compare leave these tables out.
+TABLES = ("hyperparameters_so", "hyperparameters_so_summary", "hyperparameters_so_meta")
 
 
 class SectionError(ValueError):
@@ -89,7 +92,7 @@ def chunks(section: Mapping[str, Any]) -> dict[str, list[list[str]]]:
 
 def spaces(section: Mapping[str, Any], time_spaces: Sequence[tuple[str, str]]) -> dict[str, list[tuple[str, str]]]:
     """Scope -> its spaces (device, kernel): the configured training and test spaces and, with `wider_test`,
-    every other space of `time_spaces` (the leaderboard's: the constraint-aware study's spaces tuned on time)."""
+    every other space of `time_spaces` (the studied spaces tuned on time, `analysis.config.time_space_keys`)."""
     def keys(names: Sequence[str]) -> list[tuple[str, str]]:
         return [tuple(name.split("/", 1)) for name in names]  # type: ignore[misc]
 
@@ -141,8 +144,8 @@ def check(section: Mapping[str, Any], time_spaces: Sequence[tuple[str, str]]) ->
     for scope in ("training", "test"):
         for i, name in enumerate(section.get(scope) or []):
             if name not in known:
-                raise SectionError(f"{scope}[{i}]", f"'{name}' is no space of the study tuned on time (the "
-                                                    f"leaderboard's spaces: {', '.join(sorted(known))})")
+                raise SectionError(f"{scope}[{i}]", f"'{name}' is no studied space tuned on time (those are: "
+                                                    f"{', '.join(sorted(known))})")
             if name in listed:
                 raise SectionError(f"{scope}[{i}]", f"'{name}' is also listed in {listed[name]}")
             listed[name] = scope

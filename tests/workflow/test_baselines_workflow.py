@@ -45,7 +45,9 @@ def test_the_archive_holds_every_run_of_the_tiny_study(published):
     held = {f["path"] for p in published["archive"].glob("*.parquet") for f in archive.read_meta(p)["files"]}
     results = published["root"] / "results"
     made = {str(p.relative_to(results)) for p in results.rglob("*.parquet") if "/runs/" in f"/{p.relative_to(results)}"}
-    assert held == made
+    # seed 003's tuning is not archived (docs/baselines.md): the tables target and verify-tables leave it out
+    tuning = {path for path in made if path.startswith("hyperparameters_so/")}
+    assert tuning and held == made - tuning
 
 
 def test_verify_tables_recomputes_every_table_from_the_archive(published, tmp):

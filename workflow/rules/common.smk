@@ -79,7 +79,9 @@ CA_SETTINGS = {
 }
 # Seed 003's tuning of single-objective strategies (docs/hyperparameters-so.md): on when grids and training are given.
 SO = config["hyperparameters_so"]
-SO_SCOPES = so_tuning.spaces(SO, leaderboard.spaces(CA_SPACES, CA)) if so_tuning.enabled(SO) else {}
+SO_SCOPES = (
+    so_tuning.spaces(SO, [key for key in STUDIED if key[1] not in CA["thresholds"]]) if so_tuning.enabled(SO) else {}
+)
 SO_CONFIGS = {a: so_tuning.configurations(g) for a, g in SO["grids"].items()} if SO_SCOPES else {}
 SO_CHUNKS = so_tuning.chunks(SO) if SO_SCOPES else {}
 SO_FINAL = [key for scope in so_tuning.SCOPES for key in SO_SCOPES.get(scope, [])]
@@ -289,9 +291,7 @@ def get_final_outputs():
     if LB_SPACES:
         outputs += [f"{TABLES}/{name}.{ext}" for name in LB_TABLES for ext in ("csv", "md")]
     if SO_SCOPES:
-        outputs += [
-            f"{TABLES}/{name}.{ext}" for name in (*SO_TABLES, "hyperparameters_so_meta") for ext in ("csv", "md")
-        ]
+        outputs += [f"{TABLES}/{name}.{ext}" for name in so_tuning.TABLES for ext in ("csv", "md")]
     outputs.append(f"{RESULTS}/report/glance.html")
     return outputs
 
@@ -320,7 +320,7 @@ def report_tables():
         for name in ("leaderboard", "leaderboard_pairs", "pyatf_comparison"):
             tables[f"{TABLES}/{name}.csv"] = ("Tables", f"../report/tables/{name}.rst", name)
     if SO_SCOPES:
-        for name in (*SO_TABLES, "hyperparameters_so_meta"):
+        for name in so_tuning.TABLES:
             tables[f"{TABLES}/{name}.csv"] = ("Tables", f"../report/tables/{name}.rst", name)
     return tables
 
@@ -361,7 +361,7 @@ def ca_group(wildcards):
 
 # Leaderboard (workflow/rules/simulate.smk, indicators.smk, tables.smk)
 LB_TABLES = ("leaderboard", "leaderboard_spaces", "pyatf_comparison")
-SO_TABLES = ("hyperparameters_so", "hyperparameters_so_summary")
+SO_TABLES = so_tuning.TABLES[:2]  # rule so_tables's (so_meta makes the third)
 SO_FIGURES = ("scores", "best_worst", "impact", "over_time")  # seed 003 Figs. 2-5, in figure-hyperparameters-so's order
 
 
@@ -377,6 +377,11 @@ def space_triples(keys):
             f"constraint_aware/budgets/{d}/{k}.json",
         )
     ]
+
+
+def is_so_table(path):
+    """Whether a published table is one of seed 003's tuning (not from archived runs: rule tables leaves it out)."""
+    return Path(path).name.split(".")[0] in so_tuning.TABLES
 
 
 def so_grid_files(kind, algorithm):

@@ -169,8 +169,8 @@ if SO_SCOPES:
         input:
             grid=f"{TABLES}/hyperparameters_so.csv",
         output:
-            csv=f"{TABLES}/hyperparameters_so_meta.csv",
-            md=f"{TABLES}/hyperparameters_so_meta.md",
+            csv=f"{TABLES}/{so_tuning.TABLES[2]}.csv",
+            md=f"{TABLES}/{so_tuning.TABLES[2]}.md",
             runs=f"{RESULTS}/hyperparameters_so/meta_runs.parquet",
         log:
             f"{LOGS}/tables/hyperparameters_so_meta.log",
