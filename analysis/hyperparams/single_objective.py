@@ -20,7 +20,6 @@ grid cells are Snakemake jobs of `configs_per_job` configurations each (rules so
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import tempfile
 import time
@@ -31,14 +30,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.indicators.leaderboard import curve_frame, score_frame, score_on_space
+from analysis.indicators.leaderboard import curve_frame, score_frame, score_on_space, scored_spaces
 from analysis.indicators.methodology import space_scoring
 from analysis.io import write_parquet
-from analysis.simulate.constraint_aware import objective_values, with_objective
 from analysis.simulate.leaderboard import run_spaces, space_runs
 from analysis.simulate.registry import OptionError, get_algorithm, resolve_options
 from analysis.spaces.methodology import ScoreSettings
-from analysis.spaces.space import Space
 
 log = logging.getLogger(__name__)
 
@@ -186,12 +183,7 @@ def score_chunk(algorithm: str, run_files: Sequence[str | Path],
     runs = pd.concat([pd.read_parquet(path) for path in run_files], ignore_index=True)
     names = list(dict.fromkeys(runs["configuration"]))
     rows, curves, boots = [], [], []
-    for parquet, meta, budget in spaces:
-        space = Space.load(parquet, meta)
-        objective, values = objective_values(space, None)
-        space = with_objective(space, objective, values)
-        label = f"{space.device}/{space.kernel}"
-        limits = json.loads(Path(budget).read_text())  # as the leaderboard's scoring reads it
+    for label, space, objective, limits in scored_spaces(spaces):
         mine = runs[runs["space"] == label]
         with tempfile.TemporaryDirectory(prefix="tsb-so-score-") as tmp:
             prepared = space_scoring(space, objective, tmp)

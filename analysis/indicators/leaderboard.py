@@ -125,20 +125,29 @@ def curve_frame(curves: Sequence[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=CURVE_COLUMNS)
 
 
+def scored_spaces(spaces: Sequence[tuple[str | Path, str | Path, str | Path]]
+                  ) -> list[tuple[str, Space, str, dict[str, Any]]]:
+    """Each (space parquet, space meta, budget file of rule ca_budget) as (label, the space tuned on time, its
+    objective, the budget) for scoring."""
+    out = []
+    for parquet, meta, budget in spaces:
+        space = Space.load(parquet, meta)
+        objective, values = objective_values(space, None)
+        # the budget's own settings carry no baseline (rule ca_budget), so the file is read as it is
+        out.append((f"{space.device}/{space.kernel}", with_objective(space, objective, values), objective,
+                    json.loads(Path(budget).read_text())))
+    return out
+
+
 def score(entry: str, source: str, run_files: Sequence[str | Path],
           spaces: Sequence[tuple[str | Path, str | Path, str | Path]], repetitions: int, settings: ScoreSettings,
           resamples: int, out_scores: str | Path, out_curves: str | Path) -> None:
     """Score one entry on each space ((space parquet, space meta, budget file of rule ca_budget) in the order of its
     runs' spaces); write a row per space (SCORE_COLUMNS) and the score curve over the space's time range."""
-    loaded = [Space.load(parquet, meta) for parquet, meta, _ in spaces]
-    # the budget's own settings carry no baseline (rule ca_budget), so the file is read as it is
-    budgets = [json.loads(Path(budget).read_text()) for _, _, budget in spaces]
-    labels = [f"{s.device}/{s.kernel}" for s in loaded]
-    runs = entry_runs(source, run_files, labels, repetitions)
+    targets = scored_spaces(spaces)
+    runs = entry_runs(source, run_files, [label for label, *_ in targets], repetitions)
     rows, curves = [], []
-    for space, label, limits in zip(loaded, labels, budgets, strict=True):
-        objective, values = objective_values(space, None)
-        space = with_objective(space, objective, values)
+    for label, space, objective, limits in targets:
         row, curve, _ = score_on_space(entry, space, objective, limits, runs[runs["space"] == label], repetitions,
                                        settings, resamples)
         rows.append(row)
