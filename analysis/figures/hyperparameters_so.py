@@ -24,6 +24,12 @@ STAGES = [("training_score", "tuning\n(grid runs)"), ("final_training", "trainin
           ("final_test", "test\n(final runs)"), ("final_wider", "wider test\n(final runs)")]
 
 
+def has_role(roles: pd.Series, role: str) -> pd.Series:
+    """Which rows of the grid table's `role` column ("best", "worst/default", ...; empty for a configuration with
+    none, which a CSV reads back as NaN) hold `role`."""
+    return roles.fillna("").astype(str).str.split("/").apply(lambda held: role in held)
+
+
 def grid_scores(grid: pd.DataFrame, pdf: str | Path, png: str | Path) -> None:
     """Seed 003 Fig. 2: per algorithm, the distribution of its grid configurations' training scores (violin and
     points), the default configuration's score marked apart."""
@@ -66,7 +72,7 @@ def best_and_worst(grid: pd.DataFrame, pdf: str | Path, png: str | Path) -> None
         for ax, algorithm in zip(axes[0], algorithms, strict=True):
             mine = grid[grid["algorithm"] == algorithm]
             for role, (label, colour, marker) in ROLE_STYLE.items():
-                row = mine[mine["role"].str.split("/").apply(lambda roles, r=role: r in roles)]
+                row = mine[has_role(mine["role"], role)]
                 if row.empty:
                     continue
                 values = [float(row[column].iloc[0]) for column, _ in STAGES]
