@@ -221,6 +221,19 @@ def _so_tables(a: argparse.Namespace) -> None:
                               a.out, a.bootstrap_resamples, a.bootstrap_seed)
 
 
+def _so_lb_table(a: argparse.Namespace) -> None:
+    from analysis.tables import hyperparameters_so
+
+    entries = json_argument("--entries", a.entries, lambda v: isinstance(v, dict), "a JSON object {entry: {...}}")
+    if len(a.lb_scores) != len(entries):
+        raise ArgumentError("--lb-scores", f"{len(a.lb_scores)} score file(s) for the {len(entries)} entries of "
+                                           "--entries; give one per entry, in the same order")
+    hyperparameters_so.leaderboard_table(a.lb_scores, a.so_scores, entries, a.final_runs, a.keys,
+                                         _json(a, "section")["grids"], a.repetitions, a.out,
+                                         a.bootstrap_resamples, a.bootstrap_seed, a.min_budget_evaluations,
+                                         cost_file=a.cost_file or None)
+
+
 def _ca_tables(a: argparse.Namespace) -> None:
     from analysis.tables import constraint_aware
 
@@ -376,7 +389,7 @@ COMMAND_STAGES = {
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
     "lb-run": "simulate", "restore": "simulate", "compare": "simulate", "lb-score": "indicators",
     "hyperparameters": "hyperparams", "so-run": "hyperparams", "so-score": "hyperparams",
-    "so-final-run": "hyperparams", "so-meta": "hyperparams", "so-tables": "tables",
+    "so-final-run": "hyperparams", "so-meta": "hyperparams", "so-tables": "tables", "so-lb-table": "tables",
     "indicators": "indicators", "summary": "indicators", "ca-score": "indicators", "ca-resample": "indicators",
     "tables": "tables", "compile-sensitivity": "tables", "summary-table": "tables", "ca-tables": "tables",
     "lb-tables": "tables",
@@ -658,8 +671,9 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s = sub.add_parser("lb-score", description="leaderboard: one entry's score and interval on each space")
     s.add_argument("--spaces", nargs="+", required=True, help="per space: its parquet, meta and budget (ca-budget)")
     s.add_argument("--name", required=True, help="the entry's name")
-    s.add_argument("--source", required=True, choices=["runs", "constraint_aware"],
-                   help="runs: one lb-run file; constraint_aware: the ca-run file of each space, in --spaces' order")
+    s.add_argument("--source", required=True, choices=["runs", "constraint_aware", "hyperparameters_so"],
+                   help="runs: one lb-run file; constraint_aware: the ca-run file of each space, in --spaces' order; "
+                        "hyperparameters_so: one so-final-run file")
     s.add_argument("--runs", nargs="+", required=True)
     s.add_argument("--repetitions", type=int, required=True, help="runs per space (the first ones of a ca-run file)")
     s.add_argument("--settings", default="{}")
@@ -739,6 +753,23 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--bootstrap-resamples", type=int, default=10000)
     s.add_argument("--bootstrap-seed", type=int, default=0)
     s.set_defaults(func=_so_tables)
+
+    s = sub.add_parser("so-lb-table", description="seed 003 tuning: the leaderboard with its tuned configurations")
+    s.add_argument("--lb-scores", nargs="+", required=True, help="every leaderboard entry's lb-score --scores, in "
+                                                                 "--entries' order")
+    s.add_argument("--so-scores", nargs="+", required=True,
+                   help="lb-score --scores of each grid's best and worst configuration, in --keys' order")
+    s.add_argument("--entries", required=True, help="JSON {entry: {family, display, ...}}: the leaderboard's")
+    s.add_argument("--final-runs", nargs="+", required=True, help="so-final-run files, in --keys' order")
+    s.add_argument("--keys", nargs="+", required=True, help="each final runs file's algorithm/role")
+    s.add_argument("--section", required=True, help="JSON: config section hyperparameters_so")
+    s.add_argument("--repetitions", type=int, required=True, help="runs per space scored (leaderboard.repetitions)")
+    s.add_argument("--out", nargs=2, required=True, help="hyperparameters_so_leaderboard.csv and .md")
+    s.add_argument("--bootstrap-resamples", type=int, default=10000)
+    s.add_argument("--bootstrap-seed", type=int, default=0)
+    s.add_argument("--min-budget-evaluations", type=int, default=20)
+    s.add_argument("--cost-file", default="", help="the leaderboard's cost per run (leaderboard.cost_file)")
+    s.set_defaults(func=_so_lb_table)
 
     s = sub.add_parser("ca-tables", description="constraint-aware study: score and gain tables over all spaces")
     s.add_argument("--scores", nargs="+", required=True)

@@ -42,9 +42,18 @@ log = logging.getLogger(__name__)
 DEFAULT = "default"  # the configuration of Kernel Tuner's default options
 ROLES = ("best", "worst", DEFAULT)  # the configurations run again on every space (rule so_final_run)
 SCOPES = ("training", "test", "wider")  # the space sets, in the order of the final runs' spaces
-# Its published tables (rules so_tables: the first two; so_meta: the last). Its runs are not in the baseline
-# archive (docs/baselines.md), so verify-tables and compare leave these tables out.
-TABLES = ("hyperparameters_so", "hyperparameters_so_summary", "hyperparameters_so_meta")
+# Its published tables (rules so_tables: the first two; so_meta: the third; so_lb_table, where the study has a
+# leaderboard: the last). Its runs are not in the baseline archive (docs/baselines.md), so verify-tables and compare
+# leave these tables out.
+LEADERBOARD_TABLE = "hyperparameters_so_leaderboard"
+TABLES = ("hyperparameters_so", "hyperparameters_so_summary", "hyperparameters_so_meta", LEADERBOARD_TABLE)
+# The final configurations that join the leaderboard as entries of their own (the default is its own entry there)
+LEADERBOARD_ROLES = ("best", "worst")
+
+
+def leaderboard_entry_name(algorithm: str, role: str) -> str:
+    """The leaderboard entry of an algorithm's configuration of `role` (rules so_lb_score, so_lb_table)."""
+    return f"so_{algorithm}_{role}"
 
 
 class SectionError(ValueError):

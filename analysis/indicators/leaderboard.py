@@ -33,13 +33,29 @@ SCORE_COLUMNS = ["entry", "space", "runs", "failed_runs", "score", "score_ci_low
                  "mean_distinct_evaluations", "rejected_attempts"]
 
 
+SOURCES = ("runs", "constraint_aware", "hyperparameters_so")  # lb-score's --source
+
+
 def entry_runs(source: str, run_files: Sequence[str | Path], spaces: Sequence[str], repetitions: int) -> pd.DataFrame:
     """One entry's runs on all its spaces, with the columns of `analysis.simulate.leaderboard.run`: its own runs
-    file (`source` runs), or the constraint-aware study's runs of the strategy, one file per space in `spaces`'
-    order, cut to the first `repetitions` (`source` constraint_aware)."""
+    file (`source` runs); the constraint-aware study's runs of the strategy, one file per space in `spaces`'
+    order, cut to the first `repetitions` (`source` constraint_aware); or the final runs of one configuration of
+    seed 003's tuning (rule so_final_run, one file of every final space), cut to the first `repetitions` on each
+    of `spaces` (`source` hyperparameters_so: a run's seed depends on its repetition, so these are the runs a
+    leaderboard job of that many repetitions would make)."""
+    if source not in SOURCES:
+        raise ValueError(f"unknown runs source {source!r}; valid: {', '.join(SOURCES)}")
     if source == "runs":
         (path,) = run_files
         return pd.read_parquet(path)
+    if source == "hyperparameters_so":
+        (path,) = run_files
+        frame = pd.read_parquet(path)
+        if frame["configuration"].nunique() != 1:
+            raise ValueError(f"{path}: the final runs of one configuration expected, found "
+                             f"{frame['configuration'].nunique()} configurations")
+        frame = frame[(frame["repetition"] < repetitions) & frame["space"].isin(list(spaces))]
+        return frame.drop(columns="configuration").reset_index(drop=True)
     frames = []
     for label, path in zip(spaces, run_files, strict=True):
         frame = pd.read_parquet(path)

@@ -10,7 +10,10 @@ over the scope's counted spaces, the differences tuned - untuned and tuned - def
 bootstrap over spaces (the per-space differences), and seed 003's reported improvement beside ours.
 `results/hyperparameters_so/spaces.parquet` (per algorithm, role and space: the final score and interval)
 and `curves.parquet` (per algorithm, role and scope: the mean score curve over the scope's counted spaces)
-feed the figures.
+feed the figures. `tables/hyperparameters_so_leaderboard.csv` (where the study has a leaderboard): the
+leaderboard's own table (`analysis.tables.leaderboard`) over its entries and spaces with each grid's best and
+worst configuration added as entries of family `FAMILY`, scored by the leaderboard's scoring on the first
+`leaderboard.repetitions` of their final runs (rule so_lb_score).
 """
 
 from __future__ import annotations
@@ -23,11 +26,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.hyperparams.single_objective import DEFAULT, ROLES, configurations, counted_spaces, mean_scores
+from analysis.hyperparams.single_objective import (
+    DEFAULT,
+    LEADERBOARD_ROLES,
+    ROLES,
+    configurations,
+    counted_spaces,
+    leaderboard_entry_name,
+    mean_scores,
+)
+from analysis.indicators.leaderboard import read_scores
 from analysis.io import write_csv, write_parquet, write_text
 from analysis.markdown import to_markdown
 from analysis.names import display_name
 from analysis.statistics import Bootstrap
+from analysis.tables import leaderboard as lb_tables
 
 # The summary's scopes: seed 003's test and all (training + test), and ours
 SUMMARY_SCOPES = {"training": ("training",), "test": ("test",), "all": ("training", "test"), "wider": ("wider",)}
@@ -227,3 +240,52 @@ def tables(grid_scores: Sequence[str | Path], grid_resamples: Sequence[str | Pat
                summary_md)
     write_parquet(spaces, spaces_out)
     write_parquet(mean_curves(curves, spaces), curves_out)
+
+
+FAMILY = "seed 003 tuning"  # the family of the tuned and untuned configurations on the leaderboard
+ROLE_WORDS = {"best": "tuned", "worst": "untuned"}
+
+
+def leaderboard_entries(final_runs: Sequence[str | Path], keys: Sequence[str], grids: Mapping[str, Any],
+                        repetitions: int) -> dict[str, dict[str, Any]]:
+    """The leaderboard entries (the fields of `analysis.simulate.leaderboard.entries`) of each grid's best and
+    worst configuration, from the final runs files (`keys`: their "algorithm/role", in the same order): which
+    configuration each role picked is known only once the grid is scored, so the entries are made here, not in
+    the Snakefile."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, path in zip(keys, final_runs, strict=True):
+        algorithm, role = key.split("/")
+        if role not in LEADERBOARD_ROLES:
+            continue
+        configuration = pd.read_parquet(path, columns=["configuration"])["configuration"].iloc[0]
+        out[leaderboard_entry_name(algorithm, role)] = {
+            "family": FAMILY, "display": f"{display_name(algorithm)} {ROLE_WORDS[role]} (seed 003 grid's {role})",
+            "algorithm": algorithm, "options": dict(configurations(grids[algorithm])[configuration]),
+            "kt_name": algorithm, "repetitions": int(repetitions), "source": "hyperparameters_so",
+            "fewer_runs": False, "max_budget_evaluations": None,
+        }
+    return out
+
+
+def leaderboard_table(lb_scores: Sequence[str | Path], so_scores: Sequence[str | Path],
+                      entries: Mapping[str, Mapping[str, Any]], final_runs: Sequence[str | Path],
+                      keys: Sequence[str], grids: Mapping[str, Any], repetitions: int, outputs: Sequence[str | Path],
+                      bootstrap_resamples: int, bootstrap_seed: int, min_budget: int,
+                      cost_file: str | Path | None = None) -> pd.DataFrame:
+    """The leaderboard (`analysis.tables.leaderboard.leaderboard`, as rule lb_tables computes it) of its entries
+    (`entries`, scored in `lb_scores`, in that order) and the tuning's best and worst configurations (scored in
+    `so_scores`, in the order of `leaderboard_entries`); `outputs`: its CSV and Markdown. Every entry is scored alone,
+    so the leaderboard's own rows keep their scores and intervals; ranks and spaces-best count the new entries."""
+    added = leaderboard_entries(final_runs, keys, grids, repetitions)
+    if len(added) != len(so_scores):
+        raise ValueError(f"{len(so_scores)} score files for the tuning's {len(added)} leaderboard entries")
+    every = {**entries, **added}
+    costs = lb_tables.read_costs(cost_file) if cost_file else {}
+    spaces = lb_tables.space_table(read_scores([*lb_scores, *so_scores], every), every, min_budget)
+    board = lb_tables.leaderboard(spaces, every, Bootstrap(bootstrap_resamples, bootstrap_seed), costs)
+    csv, md = outputs
+    write_csv(board, csv)
+    counted = spaces.loc[spaces["excluded"].fillna("") == "", "space"].nunique()
+    write_text(to_markdown(board, f"Leaderboard with seed 003's tuned and untuned configurations: methodology score "
+                                  f"over {counted} spaces tuned on time", lb_tables.LEADERBOARD_DOCS), md)
+    return board

@@ -22,11 +22,13 @@ from analysis.errors import ConfigError
 from analysis.hyperparams import meta
 from analysis.hyperparams import single_objective as so
 from analysis.indicators.constraint_aware import space_budget
-from analysis.indicators.leaderboard import score
+from analysis.indicators.leaderboard import entry_runs, read_scores, score
 from analysis.simulate import leaderboard as lb
 from analysis.spaces.importers import import_space
 from analysis.spaces.methodology import ScoreSettings
 from analysis.statistics import Bootstrap
+from analysis.tables import hyperparameters_so as so_tables
+from analysis.tables import leaderboard as lb_tables
 from analysis.tables.hyperparameters_so import summary_table, verdict
 from helpers import REPO
 
@@ -274,3 +276,74 @@ def test_a_meta_strategy_searches_the_scored_grid_in_simulation() -> None:
     assert table.loc["rs", "mean_or_grid"] == pytest.approx(rs["evaluations_to_reach"].mean())
     assert meta.evaluations_to_reach([0.1, np.nan, 0.795, 0.8], 0.79) == 3
     assert meta.evaluations_to_reach([0.1, 0.2], 0.79) is None
+
+
+def test_a_final_configuration_joins_the_leaderboard_with_the_runs_a_leaderboard_job_makes(stored,
+                                                                                         tmp_path: Path) -> None:
+    """lb-score's source hyperparameters_so: the first `repetitions` final runs of a configuration on the
+    leaderboard's spaces (fewer than the final spaces) are the runs and the score a leaderboard job of that many
+    repetitions makes of the same configuration; a file of several configurations is refused."""
+    options = {"popsize": 4}
+    so.run_chunk(stored, "pso", {"popsize-4": options}, 3, SETTINGS, 10.0, tmp_path / "final.parquet")
+    labels = ["A100/dedispersion"]
+    mine = entry_runs("hyperparameters_so", [tmp_path / "final.parquet"], labels, 2)
+    lb.run(stored[:1], "so_pso_best", "pso", options, 2, SETTINGS, 10.0, tmp_path / "lb.parquet")
+    pd.testing.assert_frame_equal(mine, pd.read_parquet(tmp_path / "lb.parquet"), check_dtype=False)
+    score("so_pso_best", "hyperparameters_so", [tmp_path / "final.parquet"], stored[:1], 2, SETTINGS, 2,
+          tmp_path / "so.s.parquet", tmp_path / "so.c.parquet")
+    score("so_pso_best", "runs", [tmp_path / "lb.parquet"], stored[:1], 2, SETTINGS, 2, tmp_path / "lb.s.parquet",
+          tmp_path / "lb.c.parquet")
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "so.s.parquet"),
+                                  pd.read_parquet(tmp_path / "lb.s.parquet"))
+    both = pd.concat([pd.read_parquet(tmp_path / "final.parquet"),
+                      pd.read_parquet(tmp_path / "final.parquet").assign(configuration="other")])
+    both.to_parquet(tmp_path / "two.parquet")
+    with pytest.raises(ValueError, match="one configuration expected, found 2"):
+        entry_runs("hyperparameters_so", [tmp_path / "two.parquet"], labels, 2)
+    with pytest.raises(ValueError, match="unknown runs source 'final'"):
+        entry_runs("final", [tmp_path / "final.parquet"], labels, 2)
+
+
+def _score_file(path: Path, entry: str, scores: dict[str, float]) -> Path:
+    rows = [{"entry": entry, "space": space, "runs": 25, "failed_runs": 0, "score": value, "score_ci_low": value - 0.1,
+             "score_ci_high": value + 0.1, "score_resamples": 20, "missing_reason": "", "budget_evaluations": 100,
+             "stopped_early": 0, "stop_reasons": "budget:25", "mean_distinct_evaluations": 50.0,
+             "rejected_attempts": 0} for space, value in scores.items()]
+    pd.DataFrame(rows).to_parquet(path)
+    return path
+
+
+def test_the_leaderboard_with_the_tuned_configurations_keeps_every_entrys_own_score(tmp_path: Path) -> None:
+    """The table of rule so_lb_table: the leaderboard's entries keep their mean scores and intervals (each is scored
+    alone); the best and worst of each grid join with the options their final runs name; ranks count them."""
+    spaces = {"A100/dedispersion": 0.2, "A100/convolution": 0.4, "MI250X/dedispersion": 0.3}
+    entries = {name: {"family": "Kernel Tuner", "display": name.upper(), "algorithm": name, "options": {},
+                      "kt_name": name, "repetitions": 25, "source": "runs", "fewer_runs": False,
+                      "max_budget_evaluations": None} for name in ("pso", "diff_evo")}
+    lb_files = [_score_file(tmp_path / "pso.parquet", "pso", spaces),
+                _score_file(tmp_path / "de.parquet", "diff_evo", {k: v - 0.3 for k, v in spaces.items()})]
+    grid = {"popsize": [10, 20], "c1": [1.0]}
+    finals, keys, so_files = [], [], []
+    for role, configuration, shift in (("best", "popsize-20_c1-1.0", 0.1), ("worst", "popsize-10_c1-1.0", -0.5)):
+        path = tmp_path / f"final_{role}.parquet"
+        pd.DataFrame({"configuration": [configuration], "space": ["A100/dedispersion"], "repetition": [0]}).to_parquet(
+            path)
+        finals.append(path)
+        keys.append(f"pso/{role}")
+        name = so.leaderboard_entry_name("pso", role)
+        so_files.append(_score_file(tmp_path / f"{name}.parquet", name, {k: v + shift for k, v in spaces.items()}))
+    assert set(so.configurations(grid)) >= {"popsize-20_c1-1.0", "popsize-10_c1-1.0"}
+    out = [tmp_path / "board.csv", tmp_path / "board.md"]
+    board = so_tables.leaderboard_table(lb_files, so_files, entries, finals, keys, {"pso": grid}, 25, out, 1000, 0, 20)
+    alone = lb_tables.leaderboard(lb_tables.space_table(read_scores(lb_files, entries), entries, 20), entries,
+                                  Bootstrap(1000, 0), {})
+    mine = board.set_index("entry")
+    for column in ("mean_score", "ci_low", "ci_high", "n_spaces", "options"):
+        assert mine.loc[list(entries), column].tolist() == alone.set_index("entry").loc[list(entries), column].tolist()
+    assert list(board["entry"]) == ["so_pso_best", "pso", "diff_evo", "so_pso_worst"]
+    assert mine.loc["so_pso_best", "family"] == so_tables.FAMILY
+    assert json.loads(mine.loc["so_pso_best", "options"]) == {"c1": 1.0, "popsize": 20}
+    assert mine.loc["so_pso_best", "spaces_best"] == 3 and mine.loc["pso", "mean_rank"] == 2.0
+    assert out[1].read_text().startswith("# Leaderboard with seed 003's tuned and untuned configurations")
+    with pytest.raises(ValueError, match="1 score files for the tuning's 2 leaderboard entries"):
+        so_tables.leaderboard_table(lb_files, so_files[:1], entries, finals, keys, {"pso": grid}, 25, out, 1000, 0, 20)

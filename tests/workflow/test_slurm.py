@@ -46,9 +46,10 @@ SCRIPT = REPO / ".ci/slurm-local"
 # the jobs of the tiny DAG but `all` (test_workflow.test_dry_run_tiny_config lists them), which
 # Snakemake runs itself: it has no command. The leaderboard's: a run and a score of each Kernel Tuner strategy and
 # pyATF technique, a score of each of the 3 x 2 constraint-aware strategies, its tables and its figures. Seed 003's
-# tuning: 4 grid runs and scores, 6 final runs and scores, its tables, meta-strategies and figures.
+# tuning: 4 grid runs and scores, 6 final runs and scores, its tables, meta-strategies and figures, and the
+# leaderboard's scores of each grid's best and worst (2 x 2) and its table of them.
 _OWN = len(leaderboard.kernel_tuner_strategies()) + len(leaderboard.pyatf_techniques()) + 1  # + a user's (optuna)
-SLURM_JOBS = 90 + 2 * _OWN + 3 * 2 + 2 + (2 * 4 + 2 * 6 + 3)
+SLURM_JOBS = 90 + 2 * _OWN + 3 * 2 + 2 + (2 * 4 + 2 * 6 + 3) + (2 * 2 + 1)
 CLUSTER_OPTIONS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1",
                    "--slurm-no-account"]
 

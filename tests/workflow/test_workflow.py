@@ -103,14 +103,16 @@ def test_dry_run_tiny_config(tmp_path):
                            ca_budget=2, ca_run=2 * (3 * 2 + 1), ca_score=2, ca_resample=2 * (3 * 2 + 1), ca_tables=1,
                            figure_constraint_aware=1,
                            figure_constraint_aware_spaces=1, report_pages=1,
-                           # seed 003's tuning: 2 + 1 DE and 2 + 1 PSO configurations, 2 a job; best, worst, default
+                           # seed 003's tuning: 2 + 1 DE and 2 + 1 PSO configurations, 2 a job; best, worst, default;
+                           # the best and worst of each on the leaderboard
                            so_run=2 + 2, so_score=2 + 2, so_final_run=2 * 3, so_final_score=2 * 3, so_tables=1,
-                           so_meta=1, figure_hyperparameters_so=1, all=1)
+                           so_meta=1, figure_hyperparameters_so=1, so_lb_score=2 * 2, so_lb_table=1, all=1)
 
 
 def test_dry_run_full_config_with_seed_003(tmp_path):
     """config/seed003.yaml adds the tuning's jobs to the full study's and changes none of them: a grid job per
-    `configs_per_job` configurations (the grid's and the default), and each algorithm's best, worst and default."""
+    `configs_per_job` configurations (the grid's and the default), each algorithm's best, worst and default, and the
+    best's and the worst's leaderboard scores with their table."""
     import math
 
     import yaml
@@ -123,7 +125,7 @@ def test_dry_run_full_config_with_seed_003(tmp_path):
                         cwd=tmp_path)
     roles = 3 * len(section["grids"])
     added = Counter(so_run=chunks, so_score=chunks, so_final_run=roles, so_final_score=roles, so_tables=1,
-                    so_meta=1, figure_hyperparameters_so=1)
+                    so_meta=1, figure_hyperparameters_so=1, so_lb_score=2 * len(section["grids"]), so_lb_table=1)
     assert chunks == 10 + 1 + 11 + 9
     assert jobs == full + added
 

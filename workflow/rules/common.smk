@@ -291,7 +291,7 @@ def get_final_outputs():
     if LB_SPACES:
         outputs += [f"{TABLES}/{name}.{ext}" for name in LB_TABLES for ext in ("csv", "md")]
     if SO_SCOPES:
-        outputs += [f"{TABLES}/{name}.{ext}" for name in so_tuning.TABLES for ext in ("csv", "md")]
+        outputs += [f"{TABLES}/{name}.{ext}" for name in so_table_names() for ext in ("csv", "md")]
     outputs.append(f"{RESULTS}/report/glance.html")
     return outputs
 
@@ -320,7 +320,7 @@ def report_tables():
         for name in ("leaderboard", "leaderboard_pairs", "pyatf_comparison"):
             tables[f"{TABLES}/{name}.csv"] = ("Tables", f"../report/tables/{name}.rst", name)
     if SO_SCOPES:
-        for name in so_tuning.TABLES:
+        for name in so_table_names():
             tables[f"{TABLES}/{name}.csv"] = ("Tables", f"../report/tables/{name}.rst", name)
     return tables
 
@@ -393,6 +393,21 @@ def so_grid_files(kind, algorithm):
 def so_final_files(kind):
     """One of the final outputs (runs, scores, resamples, curves) of every algorithm and role, in SO_FINAL_KEYS order."""
     return [f"{RESULTS}/hyperparameters_so/final/{kind}/{key}.parquet" for key in SO_FINAL_KEYS]
+
+
+def so_lb_final_indices():
+    """The positions in SO_FINAL_KEYS of the final configurations that join the leaderboard (rule so_lb_table)."""
+    return [i for i, key in enumerate(SO_FINAL_KEYS) if key.split("/")[1] in so_tuning.LEADERBOARD_ROLES]
+
+
+def so_lb_files():
+    """The leaderboard scores of those configurations (rule so_lb_score), in the same order."""
+    return [f"{RESULTS}/hyperparameters_so/leaderboard/{SO_FINAL_KEYS[i]}.parquet" for i in so_lb_final_indices()]
+
+
+def so_table_names():
+    """The published tables of seed 003's tuning in this study (the leaderboard's only where it has one)."""
+    return [name for name in so_tuning.TABLES if LB_SPACES or name != so_tuning.LEADERBOARD_TABLE]
 
 
 def so_chunk_configs(wildcards):

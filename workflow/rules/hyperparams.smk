@@ -181,3 +181,64 @@ if SO_SCOPES:
             section=json_arg(SO),
         shell:
             "{params.cli} so-meta --grid {input.grid:q} --section {params.section} --out {output:q} 2> {log:q}"
+
+    # Where the study has a leaderboard: each grid's best and worst configuration joins it as an entry, scored by the
+    # leaderboard's scoring on its spaces from the first leaderboard.repetitions of its final runs.
+    if LB_SPACES:
+
+        rule so_lb_score:
+            input:
+                spaces=lb_space_files(),
+                runs=f"{RESULTS}/hyperparameters_so/final/runs/{{so_algorithm}}/{{role}}.parquet",
+            output:
+                scores=f"{RESULTS}/hyperparameters_so/leaderboard/{{so_algorithm}}/{{role}}.parquet",
+                curves=f"{RESULTS}/hyperparameters_so/leaderboard/{{so_algorithm}}/{{role}}.curves.parquet",
+            log:
+                f"{LOGS}/hyperparameters_so/leaderboard/{{so_algorithm}}/{{role}}.log",
+            benchmark:
+                f"{RESULTS}/benchmarks/hyperparameters_so/leaderboard/{{so_algorithm}}/{{role}}.score.tsv"
+            wildcard_constraints:
+                so_algorithm=_choices(SO_CHUNKS),
+                role="|".join(so_tuning.LEADERBOARD_ROLES),
+            conda:
+                ENV
+            params:
+                cli=CLI,
+                name=lambda wc: so_tuning.leaderboard_entry_name(wc.so_algorithm, wc.role),
+                repetitions=LB["repetitions"],
+                settings=json_arg({**CA_SETTINGS, "baseline": CA["baseline"]}),
+                resamples=LB["score_resamples"],
+            shell:
+                "{params.cli} lb-score --spaces {input.spaces:q} --name {params.name} --source hyperparameters_so"
+                " --runs {input.runs:q} --repetitions {params.repetitions} --settings {params.settings}"
+                " --resamples {params.resamples} --scores {output.scores:q} --curves {output.curves:q} 2> {log:q}"
+
+        rule so_lb_table:
+            input:
+                lb_scores=expand(f"{RESULTS}/leaderboard/scores/{{entry}}.parquet", entry=LB_ENTRIES),
+                so_scores=so_lb_files(),
+                final_runs=[so_final_files("runs")[i] for i in so_lb_final_indices()],
+                cost=[repo_path(LB["cost_file"])] if LB["cost_file"] else [],
+            output:
+                csv=f"{TABLES}/{so_tuning.LEADERBOARD_TABLE}.csv",
+                md=f"{TABLES}/{so_tuning.LEADERBOARD_TABLE}.md",
+            log:
+                f"{LOGS}/tables/{so_tuning.LEADERBOARD_TABLE}.log",
+            conda:
+                ENV
+            params:
+                cli=CLI,
+                entries=json_arg(LB_ENTRIES),
+                final_keys=[SO_FINAL_KEYS[i] for i in so_lb_final_indices()],
+                section=json_arg(SO),
+                repetitions=LB["repetitions"],
+                resamples=config["tables"]["bootstrap_resamples"],
+                seed=config["tables"]["bootstrap_seed"],
+                min_budget=CA["min_budget_evaluations"],
+                cost=lambda wc, input: shlex.quote(input.cost[0] if input.cost else ""),
+            shell:
+                "{params.cli} so-lb-table --lb-scores {input.lb_scores:q} --so-scores {input.so_scores:q}"
+                " --entries {params.entries} --final-runs {input.final_runs:q} --keys {params.final_keys}"
+                " --section {params.section} --repetitions {params.repetitions} --out {output:q}"
+                " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
+                " --min-budget-evaluations {params.min_budget} --cost-file {params.cost} 2> {log:q}"
