@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
+from analysis.hyperparams.single_objective import configurations
 from analysis.scheduling import job_counts
 from analysis.simulate import leaderboard
 from helpers import REPO
@@ -219,6 +221,28 @@ def test_comparison_runs_are_not_the_selection_runs(tiny_run):
     picked = [tuple(map(tuple, r[params].values)) for _, r in comparison.groupby("repetition")]
     trained = [tuple(map(tuple, r[params].values)) for _, r in grid.groupby(["seed"])]
     assert not set(picked) & set(trained)
+
+
+def test_the_tuned_configurations_join_the_leaderboard_beside_its_own_rows(tiny_run):
+    """tables/hyperparameters_so_leaderboard.csv: the leaderboard's own rows as tables/leaderboard.csv has them (each
+    entry is scored alone), and each grid's best and worst with the options of the configuration its final runs ran."""
+    root = tiny_run / ".test-output"
+    board = pd.read_csv(root / "tables/leaderboard.csv").set_index("entry")
+    joined = pd.read_csv(root / "tables/hyperparameters_so_leaderboard.csv").set_index("entry")
+    added = [f"so_{a}_{r}" for a in ("diff_evo", "pso") for r in ("best", "worst")]
+    assert sorted(joined.index) == sorted([*board.index, *added])
+    own = ["display", "family", "options", "runs_per_space", "n_spaces", "failed_runs", "mean_score", "ci_low",
+           "ci_high"]
+    pd.testing.assert_frame_equal(joined.loc[board.index, own], board[own], check_dtype=False)
+    assert (joined.loc[added, "family"] == "seed 003 tuning").all()
+    grids = yaml.safe_load((REPO / "config/test.yaml").read_text())["hyperparameters_so"]["grids"]
+    for name in added:
+        algorithm, role = name.removeprefix("so_").rsplit("_", 1)
+        final = root / f"results/hyperparameters_so/final/runs/{algorithm}/{role}.parquet"
+        configuration = pd.read_parquet(final, columns=["configuration"])["configuration"].iloc[0]
+        assert json.loads(joined.loc[name, "options"]) == configurations(grids[algorithm])[configuration]
+    # ranks count every entry: one rank per entry on the one space
+    assert sorted(joined["mean_rank"]) == sorted(joined["mean_rank"].rank(method="average"))
 
 
 def test_tiny_config_runs_every_stage(tiny_run, tmp_path):
