@@ -38,6 +38,10 @@ def test_phases_sum_job_seconds_runs_and_live_hours(tmp_path) -> None:
     folder.mkdir(parents=True)
     for name, seconds in (("0.run.tsv", 40.0), ("0.score.tsv", 50.0)):
         pd.DataFrame({"s": [seconds], "h:m:s": ["0:00:40"]}).to_csv(folder / name, sep="\t", index=False)
+    # a leaderboard score of the grid's best (rule so_lb_score): a phase of its own, not the grid's
+    board = tmp_path / "benchmarks" / "hyperparameters_so" / "leaderboard" / "pso"
+    board.mkdir(parents=True)
+    pd.DataFrame({"s": [7.0], "h:m:s": ["0:00:07"]}).to_csv(board / "best.score.tsv", sep="\t", index=False)
     runs = tmp_path / "hyperparameters_so" / "grid" / "runs" / "pso"
     runs.mkdir(parents=True)
     # two runs: their clocks end at 3.6e6 ms (1 h) and 7.2e6 ms (2 h); a failed run's row has no clock
@@ -50,5 +54,6 @@ def test_phases_sum_job_seconds_runs_and_live_hours(tmp_path) -> None:
     assert grid["job_s"] == 90.0 and grid["span_s"] == 60.0 and grid["runs"] == 2
     assert grid["live_h"] == pytest.approx(3.0) and grid["span_calibrations"] == 30.0
     assert frame.loc["grid runs", "job_s"] == 40.0 and frame.loc["final runs", "jobs"] == 0
+    assert frame.loc["leaderboard scores", "job_s"] == 7.0 and frame.loc["all", "job_s"] == 97.0
     with pytest.raises(ValueError, match="never finished"):
         bench.job_spans(LOG)
