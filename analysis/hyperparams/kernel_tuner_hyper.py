@@ -67,11 +67,16 @@ def lay_out(names: Sequence[str], folder: str | Path, config: str | Path = study
     and a kernel's T1 file must be the same on every GPU. The options are the applications (their folder
     made absolute), the GPUs and the backend's own settings (`HypertunerFunctions(iterations).override`) with
     the spaces' file pattern added and, if given, its `repeats` (runs per space; the backend's are 25)."""
+    pairs = [tuple(name.split("/", 1)) for name in names]
+    devices, kernels = dict.fromkeys(d for d, _ in pairs), dict.fromkeys(k for _, k in pairs)
+    missing = sorted(f"{d}/{k}" for d in devices for k in kernels if (d, k) not in pairs)
+    if missing or len(set(pairs)) < len(pairs):
+        raise ValueError(f"the backend runs every GPU with every application once; give each space once and "
+                         f"every device with every kernel (missing: {', '.join(missing) or 'none'})")
     folder = Path(folder).resolve()
     applications: dict[str, dict[str, Any]] = {}
     gpus: list[str] = []
     pattern = None
-    pairs = set()
     for name in names:
         space = import_config_space(config, name)
         t1_before = {p: p.read_text() for p in (folder / "kernels").glob("*.json")}
@@ -88,10 +93,6 @@ def lay_out(names: Sequence[str], folder: str | Path, config: str | Path = study
         if gpu not in gpus:
             gpus.append(gpu)
         pattern = str(folder / groups["pattern_for_full_search_space_filenames"]["regex"])
-        pairs.add((gpu, app["name"]))
-    missing = {(g, a) for g in gpus for a in applications} - pairs
-    if missing:
-        raise ValueError(f"the backend runs every GPU with every application; missing: {sorted(missing)}")
     override = json.loads(json.dumps(hypertuner.HypertunerFunctions(iterations).override))
     override["experimental_groups_defaults"]["pattern_for_full_search_space_filenames"] = {"regex": pattern}
     if repeats is not None:
