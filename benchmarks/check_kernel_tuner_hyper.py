@@ -80,8 +80,9 @@ def report(results: dict[str, pd.DataFrame], methods: list[str], repetitions: in
     lines = [
         "# Seed 003's scores against kernel_tuner.hyper.tune_hyper_params",
         "",
-        "Written by `benchmarks/check_kernel_tuner_hyper.py` (docs/hyperparameters-so.md#a-check-against-kernel-"
-        "tunerhyper); `analysis/hyperparams/kernel_tuner_hyper.py` does the work.",
+        "Written by `benchmarks/check_kernel_tuner_hyper.py` "
+        "(docs/hyperparameters-so.md#check-against-kernel_tunerhyper); "
+        "`analysis/hyperparams/kernel_tuner_hyper.py` does the work.",
         "",
         f"- Machine: {machine()}; Python {platform.python_version()}; load average at the start {load_start}, at "
         f"the end {load_average()} (run under `nice -n 19` beside another computation)",

@@ -146,10 +146,10 @@ def test_the_comparison_is_the_difference_over_sqrt_2_standard_errors() -> None:
 @pytest.mark.slow
 def test_kernel_tuners_hyper_tuner_charges_revisits_and_the_check_leaves_nothing_behind(tmp_path) -> None:
     """One configuration (Dual Annealing with Powell, the grid's most revisiting method) on A100/dedispersion,
-    10 runs a side, both modes. What holds however Kernel Tuner's draws fall (see the module's docstring)."""
+    5 runs a side, both modes. What holds however Kernel Tuner's draws fall (see the module's docstring)."""
     existed = BESIDE_KERNEL_TUNER.exists()
     saved = (hypertuner.__file__, kt_util.copy_without_benchmark_timings, Path.cwd())
-    out = kth.check(["A100/dedispersion"], {"method": ["Powell"]}, seed=3, repetitions=10, resamples=5,
+    out = kth.check(["A100/dedispersion"], {"method": ["Powell"]}, seed=3, repetitions=5, resamples=5,
                     folder=tmp_path)
     assert set(out) == {"charged", "free"}
     suite_columns = ["suite_score", "suite_se", "suite_distinct_evaluations"]
