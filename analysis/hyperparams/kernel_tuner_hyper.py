@@ -224,6 +224,12 @@ def suite_scores(names: Sequence[str], grid: Mapping[str, Sequence[Any]], folder
     so.run_chunk(triples, strategy, configs, repetitions, settings, cap, folder / "runs.parquet")
     so.score_chunk(strategy, [folder / "runs.parquet"], triples, repetitions, settings, resamples,
                    folder / "scores.parquet", folder / "resamples.parquet")
+    return suite_table(folder)
+
+
+def suite_table(folder: str | Path) -> pd.DataFrame:
+    """`suite_scores`' table from the score and resample files it wrote in `folder`."""
+    folder = Path(folder)
     scores = pd.read_parquet(folder / "scores.parquet")
     resampled = pd.read_parquet(folder / "resamples.parquet")
     table = so.mean_scores(scores, resampled, list(dict.fromkeys(scores["space"])))
