@@ -9,8 +9,9 @@ benchmarks/reports/kernel_tuner_hyper.md) with the machine, date, commit, settin
 
     nice -n 19 python benchmarks/check_kernel_tuner_hyper.py [--methods Powell COBYLA] [--report PATH]
 
-About half an hour on the 2-core development VM (most of it Kernel Tuner's side: 25 repeats x 2 spaces x 8
-configurations x 2 modes of Kernel Tuner in simulation, about a minute per configuration and space).
+Roughly 40 minutes on the 2-core development VM with its CPU free (the suite's side about 6 minutes; Kernel
+Tuner's 25 repeats x 2 spaces per configuration about 1.5 to 2 minutes, Nelder-Mead longer, x 8 configurations
+x 2 modes); the report is written at the end only.
 """
 
 from __future__ import annotations
