@@ -211,6 +211,11 @@ def mean_curves(curves: pd.DataFrame, spaces: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
 
 
+def final_configuration(path: str | Path) -> str:
+    """The configuration a final runs file (rule so_final_run) ran: the one its role picked from the grid."""
+    return pd.read_parquet(path, columns=["configuration"])["configuration"].iloc[0]
+
+
 def tables(grid_scores: Sequence[str | Path], grid_resamples: Sequence[str | Path], final_runs: Sequence[str | Path],
            final_scores: Sequence[str | Path], final_curves: Sequence[str | Path], keys: Sequence[str],
            section: Mapping[str, Any], scopes: Mapping[str, Sequence[str]], min_budget_evaluations: int,
@@ -222,7 +227,7 @@ def tables(grid_scores: Sequence[str | Path], grid_resamples: Sequence[str | Pat
     roles = []
     for i, (key, path) in enumerate(zip(keys, final_runs, strict=True)):
         algorithm, role = key.split("/")
-        configuration = pd.read_parquet(path, columns=["configuration"])["configuration"].iloc[0]
+        configuration = final_configuration(path)
         roles.append({"algorithm": algorithm, "role": role, "configuration": configuration, "file": i})
     role_table = pd.DataFrame(roles)
     finals = pd.concat([pd.read_parquet(p).assign(file=i) for i, p in enumerate(final_scores)], ignore_index=True)
@@ -257,7 +262,7 @@ def leaderboard_entries(final_runs: Sequence[str | Path], keys: Sequence[str], g
         algorithm, role = key.split("/")
         if role not in LEADERBOARD_ROLES:
             continue
-        configuration = pd.read_parquet(path, columns=["configuration"])["configuration"].iloc[0]
+        configuration = final_configuration(path)
         out[leaderboard_entry_name(algorithm, role)] = {
             "family": FAMILY, "display": f"{display_name(algorithm)} {ROLE_WORDS[role]} (seed 003 grid's {role})",
             "algorithm": algorithm, "options": dict(configurations(grids[algorithm])[configuration]),
