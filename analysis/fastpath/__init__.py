@@ -17,6 +17,7 @@ results, draw the same random numbers in the same order and leave the generators
     population   pymoo's Population.get                                              population
     portable     NSGA-III's hyperplane solve, in a fixed float order                 portable
     scoring      autotuning_methodology's result arrays (analysis.indicators.methodology)
+    bagging      the methodology's isotonic curve and bagged interval (scikit-learn fits)  bagging
 
 The library itself is never edited: `patching.swapped` sets an attribute for the duration of a
 run and restores it. Every replicated function is pinned by the sha256 of its source
@@ -40,7 +41,7 @@ import os
 from analysis.errors import InputError
 
 GROUPS = ("runner", "snapping", "neighbours", "searchspace", "lhs", "diff_evo", "mating", "duplicates",
-          "population", "portable", "scoring")
+          "population", "portable", "scoring", "bagging")
 ENV = "TSB_STOCK"
 
 

@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 # the releases the replicas follow (pyproject.toml pins the same versions)
-PINNED = {"kernel_tuner": "1.5.0", "pymoo": "0.6.2", "autotuning_methodology": "1.1.0"}
+PINNED = {"kernel_tuner": "1.5.0", "pymoo": "0.6.2", "autotuning_methodology": "1.1.0", "sklearn": "1.9.1"}
+# the distribution (pip's name) of an imported package, where the two differ
+DISTRIBUTIONS = {"sklearn": "scikit-learn"}
+
+
+def distribution(package: str) -> str:
+    """pip's name of an imported top-level package."""
+    return DISTRIBUTIONS.get(package, package)
 
 
 class PinMismatch(RuntimeError):
@@ -183,6 +190,48 @@ PINS: tuple[Pin, ...] = (
     Pin("scoring", "autotuning_methodology.caching:ResultsDescription._ResultsDescription__write_to_file",
         "f449c238d561000e78225241abca5bf4ca09d00cf8ff033066dcfdc869944af4",
         "analysis.indicators.methodology:uncompressed_result_files"),
+    Pin("bagging", "autotuning_methodology.curves:Curve.get_isotonic_curve",
+        "dc9aab034fb13042558e0b588a64cbc8752b680f53880b0b0d23947de90de564",
+        "analysis.fastpath.bagging:get_isotonic_curve"),
+    Pin("bagging", "autotuning_methodology.curves:Curve.get_isotonic_regressor",
+        "c53fecea3a4495921d0789b3addd6566570bcda325c93e4bd4dc99933573523e",
+        "analysis.fastpath.bagging:SortedPoints.fit"),
+    Pin("bagging", "autotuning_methodology.curves:StochasticOptimizationAlgorithm._get_prediction_interval_bagging",
+        "a0d5063deeacad5c0227ca3df0ccfcd5047c7c84ba2b65881ed7aff66ef7cf45",
+        "analysis.fastpath.bagging:get_prediction_interval_bagging"),
+    Pin("bagging", "sklearn.isotonic:isotonic_regression",
+        "9979f48e92e168d05711081c4aaafde832e4cfaa0fd5762ab2214f75d1e860e9",
+        "analysis.fastpath.bagging:SortedPoints.fit"),
+    Pin("bagging", "sklearn.isotonic:IsotonicRegression.fit",
+        "adb479a8133008b6ed3a114e5e9bc132434239208e78ea8c508cf4e817967163",
+        "analysis.fastpath.bagging:SortedPoints.fit"),
+    Pin("bagging", "sklearn.isotonic:IsotonicRegression._build_y",
+        "f963f3f33d8e25e1a6c007079c91f0c6b58b3a63b8e4e16801a657ba5e20c897",
+        "analysis.fastpath.bagging:SortedPoints.fit"),
+    Pin("bagging", "sklearn.isotonic:IsotonicRegression._build_f",
+        "21750e0d74298e38e5f03edce654f7749ea2d7d8e804f4e5ec383afd0da29909",
+        "analysis.fastpath.bagging:IsotonicFit"),
+    Pin("bagging", "sklearn.isotonic:IsotonicRegression._transform",
+        "4bfe8e3d1071367b943257775ff3a2ab830a1ca3f9fd4c5c3babefda0751c089",
+        "analysis.fastpath.bagging:IsotonicFit.predict"),
+    Pin("bagging", "sklearn.isotonic:IsotonicRegression.predict",
+        "07ca464b92f3fb8a84dc238d5358aa1744a58c4cec26b2071c0c0ea3349a213b",
+        "analysis.fastpath.bagging:IsotonicFit.predict"),
+    Pin("bagging", "sklearn.ensemble._bagging:BaseBagging.fit",
+        "2a4de2570088e8b18b29a59ff993b4f2d67eac8e29a560379caedab9774b1fa9",
+        "analysis.fastpath.bagging:get_prediction_interval_bagging"),
+    Pin("bagging", "sklearn.ensemble._bagging:BaseBagging._fit",
+        "4c8712f8aaff2a829071aee321b76963810941702a7da09653b94b8b8b0894de",
+        "analysis.fastpath.bagging:get_prediction_interval_bagging"),
+    Pin("bagging", "sklearn.ensemble._bagging:_parallel_build_estimators",
+        "2abff8c3c8a8eb09b3cc0267a8421399026b797d9e5b8377bf46e3188c095c85",
+        "analysis.fastpath.bagging:get_prediction_interval_bagging"),
+    Pin("bagging", "sklearn.ensemble._bagging:BaggingRegressor.predict",
+        "ff9f14d6ceced4643ceb79d9f739d01a0510d18a09fa54640f5939e4ab8af234",
+        "analysis.fastpath.bagging:get_prediction_interval_bagging"),
+    Pin("bagging", "sklearn.ensemble._bagging:_parallel_predict_regression",
+        "d8419aba3a475b9070f7aa822d44ccc13068cff8c2b637459c0cf3edcc44bd12",
+        "analysis.fastpath.bagging:get_prediction_interval_bagging"),
 )
 
 # Library internals the study's own code relies on (not replicas: TSB_STOCK cannot turn them off). The
@@ -240,7 +289,7 @@ def installed_source(pin: Pin) -> str:
 def installed_version(package: str) -> str:
     import importlib.metadata  # imported here: a run checks its pins without it
 
-    return importlib.metadata.version(package)
+    return importlib.metadata.version(distribution(package))
 
 
 def mismatches(pins: tuple[Pin, ...] = ALL_PINS) -> list[Pin]:
@@ -307,6 +356,7 @@ def _wheel(package: str, version: str) -> Path:
 
     cache = Path(os.environ.get("TSB_UPSTREAM_CACHE", Path.home() / ".cache" / "tsb-upstream"))
     cache.mkdir(parents=True, exist_ok=True)
+    package = distribution(package)
     stem = package.replace("-", "_").lower()
     found = [p for p in cache.glob("*.whl") if p.name.lower().startswith(f"{stem}-{version}-")]
     if not found:

@@ -318,11 +318,19 @@ def score_space(stats: Any, curves: Mapping[str, Any], settings: ScoreSettings, 
     fevals_range = np.arange(start=fevals_start, stop=fevals_end + 1)
     baseline = calculated_baseline(stats, settings.baseline)
     names = list(curves)
+    from analysis import fastpath
+
+    fast = contextlib.nullcontext()
+    if fastpath.enabled("bagging"):
+        from analysis.fastpath import bagging  # imports scikit-learn, which only a score needs
+
+        fast = bagging.patched()
     state = np.random.get_state()
     np.random.seed(seed)
     try:
-        performance, lower, upper, real_fraction = get_strategies_aggregated_performance(
-            [(baseline, [curves[n] for n in names], stats, time_range, fevals_range)], settings.confidence_level)
+        with fast:
+            performance, lower, upper, real_fraction = get_strategies_aggregated_performance(
+                [(baseline, [curves[n] for n in names], stats, time_range, fevals_range)], settings.confidence_level)
     finally:
         np.random.set_state(state)
     return {
