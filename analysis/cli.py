@@ -169,6 +169,8 @@ def _lb_run(a: argparse.Namespace) -> None:
 def _lb_score(a: argparse.Namespace) -> None:
     from analysis.indicators import leaderboard
 
+    if a.source not in leaderboard.SOURCES:
+        raise ArgumentError("--source", f"{a.source!r} is not one of {', '.join(leaderboard.SOURCES)}")
     leaderboard.score(a.name, a.source, a.runs, _space_triples(a), a.repetitions, _ca_settings(a), a.resamples,
                       a.scores, a.curves)
 
@@ -671,7 +673,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s = sub.add_parser("lb-score", description="leaderboard: one entry's score and interval on each space")
     s.add_argument("--spaces", nargs="+", required=True, help="per space: its parquet, meta and budget (ca-budget)")
     s.add_argument("--name", required=True, help="the entry's name")
-    s.add_argument("--source", required=True, choices=["runs", "constraint_aware", "hyperparameters_so"],
+    s.add_argument("--source", required=True,
                    help="runs: one lb-run file; constraint_aware: the ca-run file of each space, in --spaces' order; "
                         "hyperparameters_so: one so-final-run file")
     s.add_argument("--runs", nargs="+", required=True)

@@ -112,6 +112,11 @@ def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[
     log.info("%s: %s", label, {r["strategy"]: round(r["score"], 3) for r in rows})
 
 
+def resample_seed(label: str, objective: str, strategy: str) -> int:
+    """The seed of a strategy's score resamples on a space ("device/kernel") tuned on `objective`."""
+    return derive_seed(space=label, objective=objective, strategy=strategy, purpose="methodology score resamples")
+
+
 def resample(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[str, Any] | None, strategy: str,
              run_file: str | Path, settings: ScoreSettings, resamples: int, out: str | Path) -> None:
     """One strategy's score on `resamples` bootstrap resamples of its runs on one space, and on each half of them
@@ -121,7 +126,7 @@ def resample(space_parquet: str | Path, space_meta: str | Path, threshold: Mappi
     objective, values = objective_values(space, threshold)
     space = with_objective(space, objective, values)
     label = f"{space.device}/{space.kernel}"
-    seed = derive_seed(space=label, objective=objective, strategy=strategy, purpose="methodology score resamples")
+    seed = resample_seed(label, objective, strategy)
     rows = resampled_scores(space, objective, {strategy: pd.read_parquet(run_file)}, settings, {strategy: seed},
                             resamples)
     rows.insert(0, "space", label)

@@ -73,6 +73,14 @@ def spaces(ca_spaces: Sequence[tuple[str, str]], ca: Mapping[str, Any]) -> list[
     return [key for key in ca_spaces if key[1] not in ca["thresholds"]]
 
 
+def entry(family: str, display: str, algorithm: str, options: Mapping[str, Any], kt_name: str, repetitions: int,
+          source: str = "runs", fewer_runs: bool = False, max_budget_evaluations: int | None = None) -> dict:
+    """One leaderboard entry's fields (`entries` makes the config's; seed 003's tuning adds its own)."""
+    return {"family": family, "display": display, "algorithm": algorithm, "options": dict(options),
+            "kt_name": kt_name, "repetitions": int(repetitions), "source": source, "fewer_runs": bool(fewer_runs),
+            "max_budget_evaluations": max_budget_evaluations}
+
+
 def entries(leaderboard: Mapping[str, Any], ca_strategies: Mapping[str, Mapping[str, Any]]) -> dict[str, dict]:
     """Entry name -> {family, display, algorithm, options, kt_name, repetitions, source} from the config's
     `leaderboard` section and the constraint-aware study's strategies (name -> {algorithm, options,
@@ -89,9 +97,8 @@ def entries(leaderboard: Mapping[str, Any], ca_strategies: Mapping[str, Mapping[
 
     def add(name: str, family: str, display: str, algorithm: str, options: Mapping[str, Any], kt_name: str,
             source: str = "runs", runs: int | None = None) -> None:
-        out[name] = {"family": family, "display": display, "algorithm": algorithm, "options": dict(options),
-                     "kt_name": kt_name, "repetitions": int(runs or fewer.get(name, repetitions)), "source": source,
-                     "fewer_runs": name in fewer, "max_budget_evaluations": largest.get(name)}
+        out[name] = entry(family, display, algorithm, options, kt_name, runs or fewer.get(name, repetitions), source,
+                          name in fewer, largest.get(name))
 
     if leaderboard.get("kernel_tuner", True):
         for name in kernel_tuner_strategies():

@@ -39,6 +39,7 @@ from analysis.indicators.leaderboard import read_scores
 from analysis.io import write_csv, write_parquet, write_text
 from analysis.markdown import to_markdown
 from analysis.names import display_name
+from analysis.simulate.leaderboard import entry as lb_entry
 from analysis.statistics import Bootstrap
 from analysis.tables import leaderboard as lb_tables
 
@@ -263,12 +264,9 @@ def leaderboard_entries(final_runs: Sequence[str | Path], keys: Sequence[str], g
         if role not in LEADERBOARD_ROLES:
             continue
         configuration = final_configuration(path)
-        out[leaderboard_entry_name(algorithm, role)] = {
-            "family": FAMILY, "display": f"{display_name(algorithm)} {ROLE_WORDS[role]} (seed 003 grid's {role})",
-            "algorithm": algorithm, "options": dict(configurations(grids[algorithm])[configuration]),
-            "kt_name": algorithm, "repetitions": int(repetitions), "source": "hyperparameters_so",
-            "fewer_runs": False, "max_budget_evaluations": None,
-        }
+        out[leaderboard_entry_name(algorithm, role)] = lb_entry(
+            FAMILY, f"{display_name(algorithm)} {ROLE_WORDS[role]} (seed 003 grid's {role})", algorithm,
+            configurations(grids[algorithm])[configuration], algorithm, repetitions, source="hyperparameters_so")
     return out
 
 
