@@ -1,7 +1,7 @@
 """The fast path's `bagging` group against the library it replicates: one methodology score's resamples, timed.
 
-    python benchmarks/bench_bagging.py [--results results] [--jobs A100/dedispersion/ga_aware,...]
-                                       [--resamples 10] [--repeats 2]
+    python benchmarks/bench_bagging.py [--results results] [--configfile config/config.yaml]
+                                       [--jobs A100/dedispersion/ga_aware,...] [--resamples 10] [--repeats 2]
                                        [--csv benchmarks/reports/bagging.csv]
                                        [--report benchmarks/reports/bench_bagging.md]
 
@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import analysis  # noqa: E402,F401  (first: it pins the numeric kernels, analysis/numerics.py)
+from analysis import config as study_config  # noqa: E402
 from analysis import fastpath  # noqa: E402
 from analysis.indicators.constraint_aware import resample_seed  # noqa: E402
 from analysis.indicators.methodology import repetition_arrays, resampled_scores, space_scoring  # noqa: E402
@@ -69,6 +70,8 @@ def timed(space: Space, objective: str, strategy: str, runs: pd.DataFrame, setti
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default=str(REPO / "results"), help="the study's results/ folder")
+    ap.add_argument("--configfile", default=str(REPO / "config" / "config.yaml"),
+                    help="the study's config: its constraint_aware section's score settings")
     ap.add_argument("--jobs", default=",".join(JOBS), help="device/kernel/strategy, comma-separated")
     ap.add_argument("--resamples", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=2)
@@ -76,7 +79,8 @@ def main() -> int:
     ap.add_argument("--report", default=None)
     a = ap.parse_args()
     results = Path(a.results)
-    settings = ScoreSettings(time_resolution=1000)  # the full study's constraint-aware settings (config.yaml)
+    config = study_config.validate(study_config.read_yaml(a.configfile), a.configfile)
+    settings = ScoreSettings.from_config(config["constraint_aware"])  # with its baseline, as rule ca_resample
     load_before = load_average()
     rows, ok = [], True
     for job in a.jobs.split(","):

@@ -7,7 +7,7 @@ holds the rule) and per rule: jobs, job seconds, their share of all job seconds,
 span (first start to last end). Optionally writes the same as Markdown (--report) and compares
 the study's tables and figures byte for byte with the published ones (--compare).
 
-    python benchmarks/bench_study.py [--cores 2] [--configfile config/config.yaml] [--keep DIR]
+    python benchmarks/bench_study.py [--cores 2] [--configfile config/config.yaml [OVERLAY ...]] [--keep DIR]
                                      [--report benchmarks/reports/bench_study.md] [--compare] [--calibration-s S]
 
 Before the study it times a fixed calibration workload (Kernel Tuner's own `tune_kernel`, simulation mode,
@@ -307,7 +307,8 @@ def load_average() -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cores", type=int, default=2)
-    ap.add_argument("--configfile", default=str(REPO / "config" / "config.yaml"))
+    ap.add_argument("--configfile", nargs="+", default=[str(REPO / "config" / "config.yaml")],
+                    help="the config and any overlays, in order (the spaces' groups come from the first)")
     ap.add_argument("--keep", default="", help="write the outputs here (must not exist) and keep them")
     ap.add_argument("--report", default="", help="also write the result as Markdown to this file, and its "
                                                  "per-stage table as CSV next to it (same name, .csv)")
@@ -332,6 +333,7 @@ def main() -> int:
         print(f"calibration: {calibration_s:.3f} s per run (batches {' '.join(f'{b:.2f}' for b in batches)} s)",
               flush=True)
 
+    config_names = " + ".join(Path(f).name for f in args.configfile)
     if args.from_log:
         root, log_file = Path(args.keep).resolve(), Path(args.from_log)
         load_before = args.load_before or "not recorded"
@@ -342,7 +344,7 @@ def main() -> int:
             sys.exit(f"--keep {root}: exists; give a new folder")
         log_file = Path(tempfile.mkdtemp(prefix="bench_study_log_")) / "snakemake.log"
         command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
-                   str(REPO), "--configfile", args.configfile, "--config", f"output_root={root}", "--cores",
+                   str(REPO), "--configfile", *args.configfile, "--config", f"output_root={root}", "--cores",
                    str(args.cores)]
         load_before = load_average()
         print("running:", " ".join(command), f"(log: {log_file})", flush=True)
@@ -362,7 +364,7 @@ def main() -> int:
         wall = args.wall or (jobs["end"].max() - jobs["start"].min()).total_seconds()
     stages = stage_table(jobs, "stage")
     lines = [
-        f"# The whole study from nothing: {Path(args.configfile).name}, {args.cores} cores",
+        f"# The whole study from nothing: {config_names}, {args.cores} cores",
         "",
         f"Machine: {machine()} ({platform.platform()}); "
         f"load average before {load_before}, after {load_after}; {datetime.now():%Y-%m-%d %H:%M}.",
@@ -390,7 +392,7 @@ def main() -> int:
         "",
         "## Job seconds per stage and group of spaces (the config's `group`)",
         "",
-        group_table(jobs, args.configfile).to_markdown(floatfmt=".0f"),
+        group_table(jobs, args.configfile[0]).to_markdown(floatfmt=".0f"),
     ]
     if args.compare:
         differences = compare(root)
@@ -402,10 +404,11 @@ def main() -> int:
     if args.report:
         Path(args.report).write_text(text)
         summary = summary_frame(stages, jobs, wall, snakemake_cpu, calibration_s, cores=args.cores,
-                                config=Path(args.configfile).name, machine=machine(), load_before=load_before,
+                                config=config_names, machine=machine(), load_before=load_before,
                                 load_after=load_after, date=f"{datetime.now():%Y-%m-%d}")
         summary.to_csv(Path(args.report).with_suffix(".csv"), index=False)
-        group_table(jobs, args.configfile).to_csv(Path(args.report).with_name(Path(args.report).stem + "_groups.csv"))
+        groups_csv = Path(args.report).with_name(Path(args.report).stem + "_groups.csv")
+        group_table(jobs, args.configfile[0]).to_csv(groups_csv)
     if not args.keep and not args.from_log:
         shutil.rmtree(root)
     return 0

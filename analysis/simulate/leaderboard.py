@@ -122,10 +122,14 @@ def entries(leaderboard: Mapping[str, Any], ca_strategies: Mapping[str, Mapping[
                              "itself; choose another")
         add(name, USER, display_name(spec["algorithm"]), spec["algorithm"], spec.get("options") or {},
             spec["algorithm"])
+    # a name of an entry whose family is switched off (kernel_tuner, pyatf, constraint_aware: false) is no typo: an
+    # overlay that switches a family off need not also empty the full config's fewer_runs and fewer_spaces
+    known = {*out, *kernel_tuner_strategies(), *(f"pyatf_{t}" for t in pyatf_techniques()),
+             *(f"ca_{n}" for n in ca_strategies)}
     for field, table in (("fewer_runs", fewer), ("fewer_spaces", largest)):
-        unknown = sorted(set(table) - set(out))
+        unknown = sorted(set(table) - known)
         if unknown:
-            raise ValueError(f"leaderboard.{field}: {unknown} name no entry; entries: {', '.join(out)}")
+            raise ValueError(f"leaderboard.{field}: {unknown} name no entry; entries: {', '.join(sorted(known))}")
     for name, runs in fewer.items():
         if not min(MIN_RUNS, repetitions) <= runs <= repetitions:
             raise ValueError(f"leaderboard.fewer_runs.{name}: {runs} runs; an entry runs at least {MIN_RUNS} (or "

@@ -82,6 +82,18 @@ def test_entries_reject_clashes_and_unknown_names(bad: dict, match: str) -> None
         lb.entries({"repetitions": 25, **bad}, CA)
 
 
+def test_switching_a_family_off_keeps_its_fewer_runs_and_spaces_harmless() -> None:
+    """An overlay that switches families off (the full config names their entries in fewer_runs and fewer_spaces)
+    gets the other entries; a misspelt name is still refused."""
+    section = {"repetitions": 25, "fewer_runs": {"skopt": 10, "pyatf_torczon": 10}, "fewer_spaces": {"skopt": 40}}
+    assert lb.entries({**section, "kernel_tuner": False, "pyatf": False, "constraint_aware": False}, CA) == {}
+    only_pyatf = lb.entries({**section, "kernel_tuner": False, "constraint_aware": False}, CA)
+    assert {e["family"] for e in only_pyatf.values()} == {lb.PYATF}
+    assert only_pyatf["pyatf_torczon"]["repetitions"] == 10
+    with pytest.raises(ValueError, match=r"\['skopts'\] name no entry"):
+        lb.entries({**section, "fewer_runs": {"skopts": 10}, "kernel_tuner": False}, CA)
+
+
 def test_a_raising_strategy_is_recorded_and_its_score_is_missing_with_the_reason(stored, tmp_path: Path) -> None:
     """A strategy that raises inside its tune: each run is recorded as failed with the exception's last line, its
     score on the space is missing with that reason, and another strategy's runs in the same study are unaffected."""
