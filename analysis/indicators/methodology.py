@@ -8,8 +8,10 @@ file the package's `SearchspaceStatistics` reads, turns simulated traces into th
 records the package's `write_results` turns into its arrays, and calls the package's baseline,
 curve and aggregation code. One step is done on arrays instead of by the package: the arrays
 `write_results` makes of those records (a Python loop over every evaluation, most of a score's
-time), made by `results_arrays` and tested equal to the package's; nothing else of the score is
-re-implemented here. One option departs
+time), made by `results_arrays` and tested equal to the package's; and the curves' isotonic fits and
+bagged interval run through the fast path's exact replicas (`analysis.fastpath.bagging`, which sort the
+points once where scikit-learn sorts them per fit; TSB_STOCK=bagging turns them off). Nothing else of the
+score is re-implemented here. One option departs
 from the package: `ScoreSettings.baseline = "expected_rank"` moves its calculated baseline one
 rank back, to where random search really is (`calculated_baseline`); the default keeps it as is.
 
