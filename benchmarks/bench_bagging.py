@@ -44,7 +44,7 @@ from bench_study import load_average, machine  # noqa: E402
 # one job per kind of space: a benchmark_hub GPU space (100 long runs), a host-CPU one, an AMD GPU, a small space
 JOBS = ("A100/dedispersion/ga_aware", "amd-epyc-vm/kmeans/pso_aware", "MI250X/convolution/de_aware",
         "RTX_3090/pnpoly/firefly_unaware")
-COLUMNS = ["job", "runs", "points", "resamples", "stock_s", "fast_s", "ratio", "identical", "machine",
+COLUMNS = ["job", "runs", "proposals", "resamples", "stock_s", "fast_s", "ratio", "identical", "machine",
            "load_before", "load_after", "date"]
 
 
@@ -58,6 +58,24 @@ def job_inputs(results: Path, job: str) -> tuple[Space, str, pd.DataFrame]:
     return with_objective(space, objective, values), objective, runs
 
 
+# the scoring rules whose Snakemake benchmark files (results/benchmarks/...) the report sums, by file pattern
+STAGES = {"ca_resample": "constraint_aware/*/*/*.resample.tsv", "ca_score": "constraint_aware/*/*.score.tsv",
+          "lb_score": "leaderboard/*.score.tsv"}
+
+
+def stage_seconds(results: Path) -> pd.DataFrame:
+    """Jobs, wall seconds and CPU seconds of each scoring rule's jobs as the last run into `results/` made them
+    (Snakemake's benchmark files; absent rules are left out)."""
+    rows = []
+    for rule, pattern in STAGES.items():
+        files = sorted((results / "benchmarks").glob(pattern))
+        if files:
+            frame = pd.concat([pd.read_csv(f, sep="\t") for f in files], ignore_index=True)
+            rows.append({"rule": rule, "jobs": len(files), "job_s": round(float(frame["s"].sum()), 1),
+                         "cpu_s": round(float(frame["cpu_time"].sum()), 1)})
+    return pd.DataFrame(rows, columns=["rule", "jobs", "job_s", "cpu_s"])
+
+
 def timed(space: Space, objective: str, strategy: str, runs: pd.DataFrame, settings: ScoreSettings, seed: int,
           resamples: int, prepared: tuple, stock: bool) -> tuple[float, pd.DataFrame]:
     os.environ[fastpath.ENV] = "bagging" if stock else ""
@@ -67,7 +85,20 @@ def timed(space: Space, objective: str, strategy: str, runs: pd.DataFrame, setti
     return time.perf_counter() - start, rows
 
 
-def main() -> int:
+def stages_text(results: Path) -> str:
+    """The report's section on the scoring rules' jobs in `results/`, if it has their benchmark files."""
+    stages = stage_seconds(results)
+    if stages.empty:
+        return ""
+    stamp = max(p.stat().st_mtime for p in (results / "benchmarks").rglob("*.tsv"))
+    when = datetime.datetime.fromtimestamp(stamp, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return ("\n## The scoring rules' jobs in that results folder\n\nAs the last Snakemake run into "
+            f"`{results}` made them (its benchmark files, newest {when}: wall and CPU seconds of each job as that "
+            "run ran it, with the fast path unless it set TSB_STOCK):\n\n"
+            + stages.to_markdown(index=False) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default=str(REPO / "results"), help="the study's results/ folder")
     ap.add_argument("--configfile", default=str(REPO / "config" / "config.yaml"),
@@ -77,7 +108,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--csv", default=None)
     ap.add_argument("--report", default=None)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     results = Path(a.results)
     config = study_config.validate(study_config.read_yaml(a.configfile), a.configfile)
     settings = ScoreSettings.from_config(config["constraint_aware"])  # with its baseline, as rule ca_resample
@@ -100,7 +131,7 @@ def main() -> int:
         identical = frames[True].equals(frames[False])
         ok &= identical
         stock_s, fast_s = min(seconds[True]), min(seconds[False])
-        rows.append({"job": job, "runs": runs["repetition"].nunique(), "points": len(runs),
+        rows.append({"job": job, "runs": runs["repetition"].nunique(), "proposals": len(runs),
                      "resamples": a.resamples, "stock_s": round(stock_s, 3), "fast_s": round(fast_s, 3),
                      "ratio": round(stock_s / fast_s, 2), "identical": identical})
         print(f"{job}: stock {stock_s:.2f} s, fast {fast_s:.2f} s, ratio {stock_s / fast_s:.2f}, "
@@ -120,7 +151,8 @@ def main() -> int:
             f"{a.repeats}`.\n\nPer job: the seconds of `resampled_scores` ({a.resamples} bootstrap resamples and "
             "two halves, rule ca_resample's work) with the library's fits (TSB_STOCK=bagging) and with the fast "
             f"path, the faster of {a.repeats} alternating repeats each; ratio = stock / fast; `identical`: the "
-            "fast path's scores equal the library's exactly.\n\n" + table + "\n")
+            "fast path's scores equal the library's exactly; `proposals`: rows of the job's runs file.\n\n" + table
+            + "\n" + stages_text(results))
     return 0 if ok else 1
 
 
