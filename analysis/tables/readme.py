@@ -400,8 +400,8 @@ def readme_cost(t: Tables) -> str:
         f"ratio {num(whole['span_s'] / 1200, 2)})"
         + (f", and the Snakemake process itself used {num(whole['snakemake_cpu_s'], 0)} s of CPU"
            if pd.notna(whole.get("snakemake_cpu_s")) else "")
-        + "; the report has the per-rule costs, what else ran on the "
-        "machine, and the earlier measurements. "
+        + "; the report has the per-rule costs and what else ran on the machine (earlier measurements: its git "
+        "history). "
         + cost_in_calibrations(whole)
         + "Per stage (the rule file; `simulate` holds the constraint-aware runs, `indicators` their scoring):",
         table(["stage", "jobs", "job s", "share %", "span s"], rows),

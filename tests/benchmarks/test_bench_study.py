@@ -162,7 +162,7 @@ def test_the_readme_paragraph_gives_calibration_runs_only_for_a_run_that_measure
     frame.drop(columns=[c for c in bench_study.CALIBRATION_COLUMNS if c in frame.columns]).to_csv(csv, index=False)
     text = results.readme_cost(None)
     assert "What the study costs" in text and "calibration" not in text
-    assert "earlier measurements. Per stage" in text
+    assert "(earlier measurements: its git history). Per stage" in text
 
 
 def test_a_report_from_a_log_with_a_given_calibration(tmp_path, monkeypatch, capsys):
