@@ -37,11 +37,12 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         raise
 
 
-def write_json(obj: Any, path: str | Path, *, sort_keys: bool = True) -> None:
+def write_json(obj: Any, path: str | Path, *, sort_keys: bool = True, indent: int | None = 2) -> None:
     """Write `obj` as indented JSON, atomically: keys sorted, or with `sort_keys=False` in the dicts' own order
-    (where that order means something, as a space's parameter order does)."""
+    (where that order means something, as a space's parameter order does). `indent=None` writes it on one line,
+    with the json module's C encoder (several times faster: for large files that only a program reads)."""
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=sort_keys, allow_nan=False) + "\n")
+        tmp.write_text(json.dumps(obj, indent=indent, sort_keys=sort_keys, allow_nan=False) + "\n")
 
 
 def write_gzip(data: bytes, path: str | Path) -> None:

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis import fastpath
 from analysis.fastpath.patching import ModuleWith, swapped
 from analysis.spaces.methodology import (
     T4_INVALIDITY,
@@ -219,8 +220,6 @@ def strategy_curve(name: str, runs: pd.DataFrame, space: Space, objective: str, 
 
     index = index or SpaceIndex.of(space, objective)
     names = list(space.parameters)
-    from analysis import fastpath
-
     fast = fastpath.enabled("scoring")
     arrays = results_arrays(runs, index, names) if fast else None
     if arrays is not None:
@@ -320,8 +319,6 @@ def score_space(stats: Any, curves: Mapping[str, Any], settings: ScoreSettings, 
     fevals_range = np.arange(start=fevals_start, stop=fevals_end + 1)
     baseline = calculated_baseline(stats, settings.baseline)
     names = list(curves)
-    from analysis import fastpath
-
     fast = contextlib.nullcontext()
     if fastpath.enabled("bagging"):
         from analysis.fastpath import bagging  # imports scikit-learn, which only a score needs
@@ -378,8 +375,6 @@ def resampled_scores(space: Space, objective: str, runs: Mapping[str, pd.DataFra
     distinct or not) and score. `prepared` (the space's statistics, its index and, for a single strategy, its
     `repetition_arrays` or None) skips computing them again (`score_with_resamples`).
     """
-    from analysis import fastpath
-
     rows = []
     with tempfile.TemporaryDirectory(prefix="tsb-resample-") as tmp:
         if prepared is None:
@@ -430,8 +425,6 @@ def score_with_resamples(space: Space, objective: str, name: str, runs: pd.DataF
     (`resampled_scores`' bootstrap rows, drawn from `resample_seed`), sharing the space's statistics and the
     runs' result arrays between them: the leaderboard's per-space score and interval in one pass. `prepared`:
     `space_scoring`'s result for this space and objective (else made here)."""
-    from analysis import fastpath
-
     with tempfile.TemporaryDirectory(prefix="tsb-score-") as tmp:
         stats, index = prepared if prepared is not None else space_scoring(space, objective, tmp)
         reps = repetition_arrays(runs, index, list(space.parameters)) if fastpath.enabled("scoring") else None

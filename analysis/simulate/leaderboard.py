@@ -122,12 +122,14 @@ def entries(leaderboard: Mapping[str, Any], ca_strategies: Mapping[str, Mapping[
                              "itself; choose another")
         add(name, USER, display_name(spec["algorithm"]), spec["algorithm"], spec.get("options") or {},
             spec["algorithm"])
-    # a name of an entry whose family is switched off (kernel_tuner, pyatf, constraint_aware: false) is no typo: an
-    # overlay that switches a family off need not also empty the full config's fewer_runs and fewer_spaces
-    known = {*out, *kernel_tuner_strategies(), *(f"pyatf_{t}" for t in pyatf_techniques()),
-             *(f"ca_{n}" for n in ca_strategies)}
     for field, table in (("fewer_runs", fewer), ("fewer_spaces", largest)):
-        unknown = sorted(set(table) - known)
+        unknown = sorted(set(table) - set(out))
+        if unknown:
+            # a name of an entry whose family is switched off (kernel_tuner, pyatf, constraint_aware: false) is no
+            # typo: an overlay that switches a family off need not also empty the full config's fewer_* tables
+            known = {*out, *kernel_tuner_strategies(), *(f"pyatf_{t}" for t in pyatf_techniques()),
+                     *(f"ca_{n}" for n in ca_strategies)}
+            unknown = sorted(set(unknown) - known)
         if unknown:
             raise ValueError(f"leaderboard.{field}: {unknown} name no entry; entries: {', '.join(sorted(known))}")
     for name, runs in fewer.items():

@@ -9,7 +9,6 @@ budget; its scores (`analysis.indicators.methodology`) use the same statistics.
 
 from __future__ import annotations
 
-import json
 import math
 import tempfile
 from collections.abc import Mapping
@@ -83,13 +82,12 @@ def _plain(v: Any) -> Any:
 
 
 def write_space_t4(space: Space, objective: str, path: str | Path) -> Path:
-    """Write `space_t4` to `path` (atomically, compact: the file is only the package's input, and JSON without
-    indentation is written by the json module's C encoder, several times faster) and return the path."""
-    from analysis.io import atomic_path
+    """Write `space_t4` to `path` (atomically, on one line: the file is only the package's input) and return the
+    path."""
+    from analysis.io import write_json
 
     path = Path(path)
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(space_t4(space, objective), sort_keys=True, allow_nan=False) + "\n")
+    write_json(space_t4(space, objective), path, indent=None)
     return path
 
 
