@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from analysis import logs, numerics
+from analysis import logs, numerics, paths
 from analysis.errors import ArgumentError, InputError, json_argument, summary
 
 log = logging.getLogger("analysis.cli")
@@ -240,7 +240,7 @@ def _ca_tables(a: argparse.Namespace) -> None:
     from analysis.tables import constraint_aware
 
     constraint_aware.tables(a.scores, a.curves, a.out_dir, a.curves_out, a.bootstrap_resamples, a.bootstrap_seed,
-                            a.min_budget_evaluations, resample_files=a.resamples)
+                            a.min_budget_evaluations, resample_files=a.resamples, seed001_gains=a.seed001_gains)
 
 
 def _check_config(a: argparse.Namespace) -> None:
@@ -786,6 +786,8 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--min-budget-evaluations", type=int, default=20,
                    help="keep a space whose methodology budget is fewer evaluations than this out of every "
                         "aggregate (flagged in column `excluded`)")
+    s.add_argument("--seed001-gains", default=str(paths.LITERATURE / "seed001_gains.csv"),
+                   help="seed 001's gains per algorithm, set beside ours (default: data/literature/seed001_gains.csv)")
     s.set_defaults(func=_ca_tables)
 
     s = sub.add_parser("verify-space", description="rerun one space's comparison from data/, compare with tables/",

@@ -13,9 +13,10 @@ from typing import Any
 import jsonschema
 import yaml
 
+from analysis import paths
 from analysis.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.REPO
 SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 FULL_STUDY = ROOT / "config" / "config.yaml"
 # Overlays of the full study that publish a study of their own into the same tree (docs/hyperparameters-so.md)

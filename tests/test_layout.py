@@ -15,7 +15,8 @@ from helpers import REPO
 RANK = {"spaces": 1, "sweep": 1, "simulate": 2, "fastpath": 2, "hyperparams": 3, "indicators": 3, "tables": 4,
         "figures": 5}
 # shared by every stage: they import no stage (config and cli are the entry points, above all stages)
-SHARED = {"errors", "io", "logs", "manifest", "markdown", "numerics", "objectives", "statistics", "scheduling"}
+SHARED = {"errors", "io", "logs", "manifest", "markdown", "numerics", "objectives", "paths", "statistics",
+          "scheduling"}
 ENTRY = {"cli", "config", "names", "baselines"}  # baselines runs the workflow (verify-tables, compare)
 
 

@@ -29,12 +29,13 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis import paths
 from analysis.errors import InputError
 
 logger = logging.getLogger(__name__)
 
-REPO = Path(__file__).resolve().parents[2]
-DATA_DIR = REPO / "data"
+REPO = paths.REPO
+DATA_DIR = paths.DATA
 REFDIRS_PREFIX = "refdirs"
 REFDIRS_FILE = DATA_DIR / REFDIRS_PREFIX / "riesz_energy.json"
 SOURCE = ("computed by `python -m analysis.cli refdirs` (pymoo 0.6.2 "

@@ -28,6 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from analysis import paths
 from analysis.names import DISPLAY, is_user_spec
 
 KINDS = ("int", "number", "bool", "choice", "str", "any")  # an Option's kinds (its docstring says what each accepts)
@@ -410,7 +411,7 @@ def get_algorithm(name: str) -> Algorithm:
     return _USER_ALGORITHMS[key]
 
 
-REPOSITORY = Path(__file__).resolve().parents[2]
+REPOSITORY = paths.REPO
 
 
 def seed_name(name: str) -> str:

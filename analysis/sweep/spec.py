@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 import yaml
 
+from analysis import paths
 from analysis.errors import InputError
 from analysis.spaces import constraints as cons
 from analysis.sweep import expr
 from analysis.sweep.precision import FLOAT_TYPES, INT_TYPES
 
-ROOT = Path(__file__).resolve().parents[2]
-KERNELS_DIR = ROOT / "workflow" / "kernels"
+ROOT = paths.REPO
+KERNELS_DIR = paths.KERNELS
 COMMON_DIR = KERNELS_DIR / "common"
 FILES = ("spec.yaml", "reference.py", "kernel.cu", "kernel.cpp")
 TARGETS = ("cpu", "cuda")

@@ -29,6 +29,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from analysis import paths
 from analysis.errors import InputError
 from analysis.indicators.constraint_aware import space_group
 from analysis.names import display_name
@@ -36,7 +37,7 @@ from analysis.tables.comparison import HELD_OUT
 from analysis.tables.constraint_aware import ALL_GROUP, GPU_GROUP
 
 # tables as published at each release that moved them: docs/history/<commit>/
-HISTORY = Path(__file__).resolve().parents[2] / "docs" / "history"
+HISTORY = paths.HISTORY
 ALGORITHMS = {"nsga2": "NSGA-II", "nsga3": "NSGA-III"}
 # the scopes of Tables 2, 3 and 5 whose rows are headline rows, and their labels
 SCOPES = {"multi-objective": "O3 + O5", "time": "time"}

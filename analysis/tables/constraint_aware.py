@@ -20,7 +20,7 @@ stay in the tables, flagged in column `excluded` with the reason (empty where th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +32,12 @@ from analysis.io import write_csv, write_parquet, write_text
 from analysis.markdown import to_markdown
 from analysis.simulate.constraint_aware import PENALISED
 from analysis.statistics import Bootstrap
+from analysis.tables import literature
 
-# Seed 001 (Willemsen et al.), §V-B: score gained by constraint awareness over its 24 spaces.
-SEED_001_GAINS = {"genetic_algorithm": 0.801, "pso": 0.478, "diff_evo": 0.047, "firefly_algorithm": 0.245}
 # Row sets of the gains table besides the groups (analysis.config.RESERVED_GROUPS keeps spaces off these names):
 # every space, and every space tuned on time (the GPU spaces) whatever its group.
 ALL_GROUP, GPU_GROUP = "all", "GPU tuned on time"
+SEED_001_GAINS_FILE = literature.path("seed001_gains")  # seed 001 §V-B, the gains set beside ours
 # The default of constraint_aware.min_budget_evaluations (workflow/schemas/config.schema.yaml): a space whose
 # budget is fewer evaluations than this is kept out of the aggregates.
 MIN_BUDGET_EVALUATIONS = 20
@@ -183,12 +183,13 @@ def summary_groups(per_space: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return groups
 
 
-def summary(per_space: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame:
+def summary(per_space: pd.DataFrame, boot: Bootstrap, seed001_gains: Mapping[str, float]) -> pd.DataFrame:
     """Per algorithm and row set of `summary_groups`: mean scores and gain over the row set's spaces that are
     not excluded (`gains`), SD, bootstrap CI, Spearman correlation of gain with density, how much of the
     runs ended by the strategy's own iteration limit and the gain without the spaces where most did, and
-    seed 001's gain. The row sets are those of every space, excluded or not, so a group whose spaces are
-    all excluded keeps its rows (with no spaces and no gain)."""
+    seed 001's gain (`seed001_gains`, algorithm -> gain: data/literature/seed001_gains.csv). The row sets are
+    those of every space, excluded or not, so a group whose spaces are all excluded keeps its rows (with no
+    spaces and no gain)."""
     rows = []
     for group, frame in summary_groups(per_space):
         excluded = is_excluded(frame)
@@ -211,7 +212,7 @@ def summary(per_space: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame:
                 # spaces whose own gain interval (over resamples of runs) lies above / below 0; none without one
                 "spaces_gain_above": int((f.loc[has, "gain_ci_low"] > 0).sum()) if has.any() else pd.NA,
                 "spaces_gain_below": int((f.loc[has, "gain_ci_high"] < 0).sum()) if has.any() else pd.NA,
-                "seed001_gain": SEED_001_GAINS.get(algorithm, math.nan),
+                "seed001_gain": seed001_gains.get(algorithm, math.nan),
                 "gain_density_spearman": _spearman(f["density"], f["gain"]),  # NaN for rs: no gains
                 "real_fraction_aware": _mean(f["real_fraction_aware"]),
                 "real_fraction_unaware": _mean(f["real_fraction_unaware"]),
@@ -358,13 +359,15 @@ def runs_table(scores: pd.DataFrame, resamples: pd.DataFrame | None) -> pd.DataF
 
 def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path], out_dir: str | Path,
            curves_out: str | Path, resamples: int, seed: int,
-           min_budget_evaluations: int = MIN_BUDGET_EVALUATIONS, resample_files: Sequence[str | Path] = ()) -> None:
+           min_budget_evaluations: int = MIN_BUDGET_EVALUATIONS, resample_files: Sequence[str | Path] = (),
+           seed001_gains: str | Path = SEED_001_GAINS_FILE) -> None:
     """tables/constraint_aware_{runs,scores,gains} (.csv; .md for the last two) and all spaces' curves.
 
     A space whose budget is fewer than `min_budget_evaluations` evaluations is flagged in column `excluded`
     of the runs and scores tables (and of the curves) and counts in no row of the gains table. `resample_files`
     (rule ca_resample, one per space and strategy) give the per-space intervals; without them those columns are
-    empty. `resamples` and `seed` are the bootstrap over spaces of the gains table's mean gain.
+    empty. `resamples` and `seed` are the bootstrap over spaces of the gains table's mean gain; `seed001_gains`
+    is the literature file of seed 001's gains (`literature.values_of`), set beside ours.
     """
     out_dir = Path(out_dir)
     scores = pd.concat([_read_scores(f) for f in score_files], ignore_index=True)
@@ -372,7 +375,7 @@ def tables(score_files: Sequence[str | Path], curve_files: Sequence[str | Path],
     per_space = gains(scores, min_budget_evaluations, resampled)
     per_space["group"] = per_space["space"].map(scores.groupby("space")["group"].first())
     excluded = per_space.drop_duplicates("space").set_index("space")["excluded"]
-    summary_frame = summary(per_space, Bootstrap(resamples=resamples, seed=seed))
+    summary_frame = summary(per_space, Bootstrap(resamples=resamples, seed=seed), literature.values_of(seed001_gains))
     scores = scores.sort_values(["space", "algorithm", "constraint_aware"], ignore_index=True)
     scores["excluded"] = scores["space"].map(excluded)
     # per strategy: score with its interval, stops, budget

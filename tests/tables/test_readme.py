@@ -10,6 +10,7 @@ import pandas as pd
 from scipy.stats import mannwhitneyu
 
 from analysis import markdown
+from analysis.tables import literature
 from analysis.tables import readme as results
 from helpers import REPO
 
@@ -249,23 +250,23 @@ def _all_pairs_sentence(text: str) -> str:
 
 def test_larger_or_smaller_than_the_thesis_follows_the_numbers(tmp_path):
     folder = _tables(tmp_path)
-    budgets = sorted(results.THESIS_TABLE2)
+    budgets = sorted(literature.thesis(2))
     what = "Ours"
     # ours above the thesis's at every budget, the thesis's mean inside our interval everywhere
     for b in budgets:
-        for s, (ref, _) in zip(results.THESIS_SETTINGS, results.THESIS_TABLE2[b]):
+        for s, (ref, _) in zip(literature.THESIS_SETTINGS, literature.thesis(2)[b]):
             _set(folder, "improvement_over_rs", lambda d, s=s, b=b: _multi(d, s, b),
                  {"thesis_mean_pct": ref + 5, "thesis_ci_low_pct": ref - 1, "thesis_ci_high_pct": ref + 10})
     text = _all_pairs_sentence(results.thesis_comparison(results.Tables(folder, CONFIG), "improvement_over_rs",
-                                                         results.THESIS_TABLE2, what))
+                                                         literature.thesis(2), what))
     assert text == ("Ours is larger than the thesis's at every budget for NSGA-II and NSGA-III alike; the thesis's "
                     "mean lies inside our 95 % interval at every budget for both.")
     # NSGA-III now below the thesis's at the largest budget, outside our interval there
-    top, ref = budgets[-1], results.THESIS_TABLE2[budgets[-1]][1][0]
+    top, ref = budgets[-1], literature.thesis(2)[budgets[-1]][1][0]
     _set(folder, "improvement_over_rs", lambda d: _multi(d, "nsga3", top),
          {"thesis_mean_pct": ref - 5, "thesis_ci_low_pct": ref - 9, "thesis_ci_high_pct": ref - 1})
     text = _all_pairs_sentence(results.thesis_comparison(results.Tables(folder, CONFIG), "improvement_over_rs",
-                                                         results.THESIS_TABLE2, what))
+                                                         literature.thesis(2), what))
     rest = results.listing(budgets[:-1])
     assert text == (f"Ours is, for NSGA-II, larger than the thesis's at every budget; for NSGA-III, larger than the "
                     f"thesis's at budgets {rest} and smaller at budget {top}; the thesis's mean lies outside our 95 % "
@@ -486,14 +487,14 @@ def test_republished_tables_quote_spaces_pairs_and_the_held_out_scope_beside_eve
     assert f"n = {int(bessel['n'])} < 3" in row and "selection kernel" in row
     assert "kernel held out" in next(line for line in thesis.splitlines() if "| lavamd |" in line)
 
-    reading = results.thesis_comparison(t, "improvement_over_rs", results.THESIS_TABLE2, "Ours")
+    reading = results.thesis_comparison(t, "improvement_over_rs", literature.thesis(2), "Ours")
     assert "Ours, over 20 pairs of 10 spaces (the intervals resample spaces), is" in reading
     assert "Over the 14 pairs of 7 spaces the hyperparameters were not selected on (all but those of bessel, " \
            "convolution2d and mriq; scope `multi-objective held-out`), ours is" in reading
     # the held-out sentence follows the held-out intervals: "outside" exactly where a thesis mean lies outside one
     rows = t2[t2["scope"] == "multi-objective held-out"].set_index(["setting", "budget"])
     outside = [not rows.loc[(s, b), "thesis_ci_low_pct"] <= ref[i][0] <= rows.loc[(s, b), "thesis_ci_high_pct"]
-               for b, ref in results.THESIS_TABLE2.items() for i, s in enumerate(results.THESIS_SETTINGS)]
+               for b, ref in literature.thesis(2).items() for i, s in enumerate(literature.THESIS_SETTINGS)]
     assert ("lies outside our 95 % interval" in reading.split("Over the 14 pairs")[1]) == any(outside)
     assert "Over the 14 pairs of 7 spaces" in results.eval_time_reading(t)
 

@@ -68,6 +68,7 @@ rule ca_tables:
             for d, k in CA_SPACES
             for name in CA_STRATEGIES
         ],
+        seed001_gains=repo_path("data/literature/seed001_gains.csv"),
     output:
         runs=f"{TABLES}/constraint_aware_runs.csv",
         scores=f"{TABLES}/constraint_aware_scores.csv",
@@ -89,7 +90,7 @@ rule ca_tables:
         "{params.cli} ca-tables --scores {input.scores:q} --curves {input.curves:q} --resamples {input.resamples:q}"
         " --out-dir {params.out_dir:q}"
         " --curves-out {output.curves:q} --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
-        " --min-budget-evaluations {params.min_budget} 2> {log:q}"
+        " --min-budget-evaluations {params.min_budget} --seed001-gains {input.seed001_gains:q} 2> {log:q}"
 
 
 # One strategy against the baselines (RS, NSGA-II, NSGA-III) per space, objective set and budget (issue #34).
