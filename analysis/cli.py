@@ -4,6 +4,11 @@ Each handler (`_<command>`) parses its arguments and calls the library; `main` t
 (bad input a user can fix: it names the file or the option and the field) into a one-line message
 and exit status 2. A command that checks something returns 1 when the check finds a difference.
 `--help` lists the commands by stage (COMMAND_STAGES).
+
+Each handler imports the library it needs when it runs, not at the top: every job of the workflow starts here,
+and importing what all handlers need would add seconds to each (measured by benchmarks/bench_startup.py, report in
+benchmarks/reports/bench_startup.md). These command modules are the only ones whose imports wait for a call
+without a comment of their own (tests/test_layout.py).
 """
 
 from __future__ import annotations
@@ -86,15 +91,15 @@ def _hyperparameters(a: argparse.Namespace) -> None:
 
 def _tables(a: argparse.Namespace) -> None:
     from analysis.statistics import Bootstrap
-    from analysis.tables import comparison as tables
+    from analysis.tables import registry
 
     boot = Bootstrap(resamples=a.bootstrap_resamples, seed=a.bootstrap_seed)
     selection = _json(a, "selection_spaces") or []
     if not (isinstance(selection, list) and all(isinstance(x, str) and x.count("/") == 1 for x in selection)):
         raise ArgumentError("--selection-spaces", f"expected a JSON list of 'device/kernel' names, got "
                                                   f"{a.selection_spaces!r}")
-    tables.run(a.final, a.runs, _json(a, "settings"), boot, a.out_dir, a.names, _json(a, "objective_sets"),
-               selection)
+    registry.run(a.final, a.runs, _json(a, "settings"), boot, a.out_dir, a.names, _json(a, "objective_sets"),
+                 selection)
 
 
 def _compile_sensitivity(a: argparse.Namespace) -> None:
@@ -295,10 +300,11 @@ def _verify_space(a: argparse.Namespace) -> int:
 
 
 def _export_space(a: argparse.Namespace) -> None:
-    from analysis.config import FULL_STUDY
+    from analysis.config import FULL_STUDY, import_config_space
     from analysis.spaces.export import export
 
-    run = export(a.config or FULL_STUDY, a.space, a.format, a.out, a.objective)
+    source = a.config or FULL_STUDY
+    run = export(import_config_space(source, a.space), a.format, a.out, a.objective, source=source)
     if run:
         print(run, end="")
 

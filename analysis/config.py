@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import logging
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -14,8 +15,19 @@ import jsonschema
 import yaml
 
 from analysis import paths
-from analysis.errors import ConfigError
+from analysis.errors import ConfigError, InputError
+from analysis.hyperparams.selection import expand
+from analysis.hyperparams.single_objective import SectionError, check
+from analysis.objectives import OBJECTIVES
+from analysis.simulate.registry import ALGORITHMS, OptionError, get_algorithm, resolve_options
+from analysis.spaces.importers import import_space
+from analysis.spaces.peek import default_objectives
+from analysis.spaces.space import Space
+from analysis.sweep.configs import resolve_tune_params
+from analysis.sweep.merge import OBJECTIVE_FIELDS
+from analysis.sweep.spec import list_kernels, load_spec
 
+log = logging.getLogger(__name__)
 ROOT = paths.REPO
 SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 FULL_STUDY = ROOT / "config" / "config.yaml"
@@ -214,8 +226,6 @@ def _check_groups_and_exclusions(config: dict[str, Any], source: str) -> None:
 
 def _check_options(algorithm: str, options: dict[str, Any], field: str, source: str) -> None:
     """Every option of a setting is known to the registry and within its declared type and range."""
-    from analysis.simulate.registry import OptionError, resolve_options
-
     try:
         resolve_options(algorithm, options)
     except OptionError as exc:
@@ -224,8 +234,6 @@ def _check_options(algorithm: str, options: dict[str, Any], field: str, source: 
 
 def _check_algorithm(name: str, field: str, source: str):
     """The registry's algorithm `name`, whose Kernel Tuner strategy exists; else a ConfigError naming `field`."""
-    from analysis.simulate.registry import get_algorithm
-
     try:
         algorithm = get_algorithm(name)
     except ValueError as exc:
@@ -276,8 +284,6 @@ def _single_objective_problem(algorithm: Any, config: dict[str, Any]) -> str | N
 
 
 def _registry() -> dict[str, Any]:
-    from analysis.simulate.registry import ALGORITHMS
-
     return ALGORITHMS
 
 
@@ -330,8 +336,6 @@ def time_space_keys(config: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _check_hyperparameters_so(config: dict[str, Any], source: str) -> None:
     """Section hyperparameters_so's grids and spaces (analysis.hyperparams.single_objective.check)."""
-    from analysis.hyperparams.single_objective import SectionError, check
-
     try:
         check(config["hyperparameters_so"], time_space_keys(config))
     except SectionError as exc:
@@ -340,8 +344,6 @@ def _check_hyperparameters_so(config: dict[str, Any], source: str) -> None:
 
 def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: bool = True) -> None:
     """Objective sets exist; algorithm names and options are known to the registry and in range."""
-    from analysis.hyperparams.selection import expand
-
     sim = config["simulation"]
     for i, name in enumerate(sim["objective_sets"]):
         if name not in config["objective_sets"]:
@@ -563,7 +565,6 @@ def space_objectives(entry: dict[str, Any], base: str | Path) -> tuple[set[str] 
     if entry["objectives"]:
         names = {spec if isinstance(spec, str) else spec.get("name") for spec in entry["objectives"].values()}
         return names, "its `objectives:` mapping"
-    from analysis.spaces.peek import default_objectives
 
     return (default_objectives(Path(base) / entry["source"], entry["format"]),
             f"the fields of {entry['source']} named like study objectives")
@@ -578,8 +579,6 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
     sets a space has: a set no run needs is no error.) Objective names of `objectives:` mappings must be
     study objectives or {name, ...} objects. Paths are relative to `base`, after `check_files`.
     """
-    from analysis.objectives import OBJECTIVES
-
     for i, s in enumerate(config["spaces"]):
         for fld, spec in s["objectives"].items():
             if isinstance(spec, str) and spec not in OBJECTIVES:
@@ -597,8 +596,6 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
     for name, entry, i in candidates:
         if entry is None:
             if sweep_objectives is None:
-                from analysis.sweep.merge import OBJECTIVE_FIELDS
-
                 sweep_objectives = set(OBJECTIVE_FIELDS.values())
             have, origin = sweep_objectives, "a sweep's objectives"
         else:
@@ -647,10 +644,6 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
 
 def _check_sweeps(config: dict[str, Any], source: str) -> None:
     """Sweeps name existing kernels, valid slices, and no (target, device, kernel) or space twice."""
-    from analysis.errors import InputError
-    from analysis.sweep.configs import resolve_tune_params
-    from analysis.sweep.spec import list_kernels, load_spec
-
     seen: set[tuple[str, str, str]] = set()
     spaces = {(s["device"], s["kernel"]) for s in config["spaces"]}
     for i, sw in enumerate(config["sweeps"]):
@@ -677,8 +670,6 @@ def _check_sweeps(config: dict[str, Any], source: str) -> None:
 
 def sweep_space(sweep: dict[str, Any], folder: str) -> dict[str, Any]:
     """The space entry of a sweep whose merged output lies in `folder` (paths relative to the working directory)."""
-    from analysis.sweep.merge import OBJECTIVE_FIELDS
-
     entry = {"kernel": sweep["kernel"], "device": sweep["device"], "source": f"{folder}/cache.json.gz",
              "format": "kt_cache", "definition": f"{folder}/definition.yaml", "objectives": dict(OBJECTIVE_FIELDS)}
     _fill_defaults(entry, load_schema()["properties"]["spaces"]["items"])
@@ -698,3 +689,40 @@ def check_config_files(paths: Sequence[str | Path], merged: bool = False) -> lis
         check_files(loaded, ROOT, path)
         check_space_objectives(loaded, ROOT, path)
     return [str(p) for p in paths]
+
+
+def config_space(config: dict[str, Any], config_path: str | Path, name: str) -> dict[str, Any]:
+    """The space entry `name` ("device/kernel") of a validated config: a listed space, or a sweep's space read
+    from the sweep's merged output under the config's output_root (relative to the working directory)."""
+    device, _, kernel = name.partition("/")
+    for entry in config["spaces"]:
+        if (entry["device"], entry["kernel"]) == (device, kernel):
+            return entry
+    for sweep in config["sweeps"]:
+        if sweep["space"] and (sweep["device"], sweep["kernel"]) == (device, kernel):
+            folder = (f"{output_prefix(config['output_root'])}results/sweeps/"
+                      f"{sweep['target']}/{device}/{kernel}")
+            entry = sweep_space(sweep, folder)
+            if not Path(entry["source"]).is_file():
+                raise InputError(config_path, f"space '{name}' is made by a sweep whose merged cache "
+                                              f"{entry['source']} does not exist yet; run `snakemake --cores all "
+                                              f"{entry['source']} --configfile {config_path}` first", field="sweeps")
+            return entry
+    known = [f"{s['device']}/{s['kernel']}" for s in config["spaces"]]
+    known += [f"{s['device']}/{s['kernel']}" for s in config["sweeps"] if s["space"]]
+    raise InputError(config_path, f"has no space '{name}' (its spaces: {', '.join(known)})", field="--space")
+
+
+def import_config_space(config_path: str | Path, name: str, base: str | Path | None = None) -> Space:
+    """Import the space `name` from its entry in the config file, as the workflow's import job does (paths of
+    listed spaces relative to `base`, the repository)."""
+    base = Path(base or ROOT)
+    config = load(config_path)
+    entry = config_space(config, config_path, name)
+    where = (lambda p: Path(p)) if entry.get("from_sweep") else (lambda p: base / p)
+    if entry.get("excluded"):
+        log.warning("space %s is excluded from the studies (%s); exported all the same", name, entry["excluded"])
+    return import_space(where(entry["source"]), kernel=entry["kernel"], device=entry["device"], fmt=entry["format"],
+                        definition=where(entry["definition"]) if entry["definition"] else None,
+                        objectives=entry["objectives"],
+                        compile_times=[base / c for c in entry.get("compile_times") or []])

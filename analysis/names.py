@@ -45,6 +45,8 @@ def display_name(algorithm: str) -> str:
     if algorithm in DISPLAY:
         return DISPLAY[algorithm]
     if is_user_spec(algorithm):
+        # lazy: the registry imports Kernel Tuner (about 0.5 s), which table and figure jobs of registered
+        # algorithms do not need; it imports DISPLAY from here, so this is also the one import circle left
         from analysis.simulate.registry import get_algorithm
 
         return get_algorithm(algorithm).display

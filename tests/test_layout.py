@@ -53,3 +53,114 @@ def test_every_rule_file_has_its_stage_package() -> None:
     rules = {p.stem for p in (REPO / "workflow/rules").glob("*.smk")} - {"common"}
     assert rules <= set(RANK), sorted(rules - set(RANK))
     assert all((REPO / "analysis" / stage / "__init__.py").is_file() for stage in RANK)
+
+
+# The command modules: their handlers import what a command needs when it runs (benchmarks/bench_startup.py
+# measures what the imports would cost every job at the top). Every other import inside a function says why.
+COMMAND_MODULES = {"analysis/cli.py", "analysis/figures/cli.py", "analysis/sweep/commands.py",
+                   "analysis/sweep/gpu_commands.py"}
+REASON = "lazy"  # the word that opens (or, on the import's own line, is in) the comment that says why
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def top_level_graph() -> dict[str, set[str]]:
+    """analysis module -> the analysis modules its top-level imports load (their packages' __init__ included)."""
+    names = {_module_name(p) for p in MODULES}
+    graph = {}
+    for path in MODULES:
+        found = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("analysis"):
+                found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.startswith("analysis")}
+        loaded = {".".join(m.split(".")[:i]) for m in found for i in range(2, len(m.split(".")) + 1)}
+        graph[_module_name(path)] = (loaded & names) - {_module_name(path)}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of `graph`: its strongly connected components of more than one module."""
+    order, low, stack, on, found, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v: str) -> None:
+        order[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in order:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], order[w])
+        if low[v] == order[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in order:
+            visit(v)
+    return found
+
+
+def test_the_top_level_imports_form_no_circle() -> None:
+    assert cycles(top_level_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def deferred_imports(path: Path) -> list[tuple[int, str]]:
+    """The imports of analysis modules inside functions of `path`: (line, statement)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(node):
+                if (isinstance(sub, ast.ImportFrom) and sub.module and sub.module.startswith("analysis")) or (
+                        isinstance(sub, ast.Import) and any(a.name.startswith("analysis") for a in sub.names)):
+                    out.add((sub.lineno, ast.unparse(sub)))
+    return sorted(out)
+
+
+def unexplained_imports(path: Path) -> list[str]:
+    """The deferred imports of `path` with no comment saying why: none on their line has the word REASON, and
+    no line of the comment block right above them opens with it."""
+    lines, out = path.read_text().split("\n"), []
+    for line, statement in deferred_imports(path):
+        above, k = [], line - 2
+        while k >= 0 and lines[k].strip().startswith("#"):
+            above.append(lines[k].strip().lstrip("#").strip())
+            k -= 1
+        if REASON not in lines[line - 1].partition("#")[2] and not any(c.startswith(REASON) for c in above):
+            out.append(f"{line}: {statement}")
+    return out
+
+
+def test_imports_sit_at_the_top_unless_a_comment_says_why() -> None:
+    unexplained = [f"{p.relative_to(REPO).as_posix()}:{u}" for p in MODULES
+                   if p.relative_to(REPO).as_posix() not in COMMAND_MODULES for u in unexplained_imports(p)]
+    assert unexplained == [], "imports inside functions without a comment saying why:\n" + "\n".join(unexplained)
+
+
+def test_a_deferred_import_without_its_reason_is_found(tmp_path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from analysis.io import write_csv\n\n\ndef g():\n"
+                      "    # lazy: imports pandas\n    from analysis.io import write_text\n\n\ndef h():\n"
+                      "    from analysis import io  # lazy: as in g\n    import json\n")
+    assert unexplained_imports(module) == ["2: from analysis.io import write_csv"]

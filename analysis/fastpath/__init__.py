@@ -39,6 +39,7 @@ from __future__ import annotations
 import os
 
 from analysis.errors import InputError
+from analysis.fastpath.pins import check_once
 
 GROUPS = ("runner", "snapping", "neighbours", "searchspace", "lhs", "diff_evo", "mating", "duplicates",
           "population", "portable", "scoring", "bagging")
@@ -67,7 +68,6 @@ def enabled(group: str) -> bool:
         raise ValueError(f"unknown fast-path group {group!r}")
     if group in stock_groups():
         return False
-    from analysis.fastpath.pins import check_once
 
     check_once(group)
     return True

@@ -4,6 +4,11 @@ This is the only figures module that reads files: each `*_figure` function reads
 their columns (errors name the file and the column) and hands DataFrames to the figure functions; a
 ValueError of those is an InputError naming the input file. The argument handlers (`_<figure>`) parse
 the command line and make one call to a `*_figure` function.
+
+Each handler imports the library it needs when it runs, not at the top: every job of the workflow starts here,
+and importing what all handlers need would add seconds to each (measured by benchmarks/bench_startup.py, report in
+benchmarks/reports/bench_startup.md). These command modules are the only ones whose imports wait for a call
+without a comment of their own (tests/test_layout.py).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from analysis.io import atomic_path  # noqa: E402
 from analysis.names import DISPLAY, display_name, is_user_spec  # noqa: E402
+from analysis.objectives import OBJECTIVES
 
 RCFILE = Path(__file__).with_name("matplotlibrc")
 
@@ -80,8 +81,6 @@ def igd_unit(objectives: Sequence[str] | None) -> str | None:
     value found minus the optimum, in the objective's own unit. With more, the objectives are
     normalised and IGD+ has no unit; so has a unitless objective (an error).
     """
-    from analysis.objectives import OBJECTIVES
-
     if objectives is None or len(objectives) != 1 or objectives[0] not in OBJECTIVES:
         return None
     unit = OBJECTIVES[objectives[0]].unit

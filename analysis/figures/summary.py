@@ -23,6 +23,7 @@ from matplotlib.ticker import FixedFormatter, FixedLocator
 from analysis.figures import style
 from analysis.figures.anytime import CLIP_MARK, objective_set_text
 from analysis.figures.contracts import require
+from analysis.tables import summary
 
 # The columns the figure reads from the summary table (analysis.tables.summary.build); a baseline's
 # improvement_<role>_pct and median_<role> only where the table has that baseline.
@@ -102,8 +103,6 @@ def plot(table: pd.DataFrame, settings: Mapping[str, str], setting: str, pdf: st
     `settings`: the comparison's setting label -> algorithm (their styles, and which are the baselines);
     `objective_sets`: set -> objectives (the groups' order and their objectives in the headers).
     """
-    from analysis.tables import summary
-
     require(table, COLUMNS)
     roles = summary.baselines(settings)
     others = [r for r in roles if r != "rs"]

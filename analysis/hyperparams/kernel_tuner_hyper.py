@@ -42,7 +42,7 @@ from scipy import stats
 from analysis import config as study_config
 from analysis.hyperparams import single_objective as so
 from analysis.indicators.constraint_aware import space_budget
-from analysis.spaces.export import import_config_space, write_experiment
+from analysis.spaces.export import write_experiment
 from analysis.spaces.methodology import ScoreSettings
 
 # the settings of the constraint-aware study that seed 003's jobs are given (workflow/rules/common.smk,
@@ -78,7 +78,7 @@ def lay_out(names: Sequence[str], folder: str | Path, config: str | Path = study
     gpus: list[str] = []
     pattern = None
     for name in names:
-        space = import_config_space(config, name)
+        space = study_config.import_config_space(config, name)
         t1_before = {p: p.read_text() for p in (folder / "kernels").glob("*.json")}
         experiments = write_experiment(space, folder)
         doc = json.loads(experiments.read_text())
@@ -216,7 +216,7 @@ def suite_scores(names: Sequence[str], grid: Mapping[str, Sequence[Any]], folder
     for name in names:
         where = folder / name.replace("/", "_")
         where.mkdir(parents=True, exist_ok=True)
-        space = import_config_space(config, name)
+        space = study_config.import_config_space(config, name)
         space.save(where / "space.parquet", where / "space.json")
         space_budget(where / "space.parquet", where / "space.json", None, settings, where / "budget.json")
         triples.append((where / "space.parquet", where / "space.json", where / "budget.json"))

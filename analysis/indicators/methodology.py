@@ -45,6 +45,7 @@ import pandas as pd
 
 from analysis import fastpath
 from analysis.fastpath.patching import ModuleWith, swapped
+from analysis.fastpath.pins import check_once
 from analysis.spaces.methodology import (
     T4_INVALIDITY,
     T4_TIME_KEYS,
@@ -290,7 +291,6 @@ def calculated_baseline(stats: Any, kind: str = "package") -> Any:
         raise ValueError(f"unknown baseline {kind!r}; valid: {', '.join(BASELINES)}")
     if kind == "package":
         return RandomSearchCalculatedBaseline(stats)
-    from analysis.fastpath.pins import check_once
 
     check_once("baseline")  # the package's method overridden below is the pinned one
 
@@ -321,7 +321,9 @@ def score_space(stats: Any, curves: Mapping[str, Any], settings: ScoreSettings, 
     names = list(curves)
     fast = contextlib.nullcontext()
     if fastpath.enabled("bagging"):
-        from analysis.fastpath import bagging  # imports scikit-learn, which only a score needs
+        # lazy: the replicas import scikit-learn (with the package, about 2.7 s), which only a score needs, and
+        # the Snakefile imports this module (through hyperparams.single_objective)
+        from analysis.fastpath import bagging
 
         fast = bagging.patched()
     state = np.random.get_state()

@@ -12,8 +12,15 @@ from kernel_tuner.interface import strategy_map
 from kernel_tuner.runners.simulation import SimulationRunner
 
 from analysis import fastpath
+from analysis.fastpath.diff_evo import fast_differential_evolution
+from analysis.fastpath.neighbours import memoise_neighbours, neighbour_index
+from analysis.fastpath.population import individual_values_read_once
+from analysis.fastpath.portable import portable_hyperplane
+from analysis.fastpath.runner import lean_cost_function, quiet_config_output
+from analysis.fastpath.snapping import vectorised_snapping
 from analysis.simulate.kt_space import KernelTunerSpace
 from analysis.simulate.pyatf import pyatf_run
+from analysis.simulate.refdirs import reference_directions
 from analysis.simulate.registry import Algorithm, get_algorithm, resolve_options
 from analysis.simulate.seeding import derive_seed, seed_globals, seeded_bayes_opt, seeded_latin_hypercube
 from analysis.simulate.setup import build_setup, fresh_searchspace
@@ -37,8 +44,6 @@ def prepare_space(space: KernelTunerSpace, neighbours: bool = True) -> None:
     space.cache_entries()
     searchspace = fresh_searchspace(space)
     if neighbours and fastpath.enabled("neighbours"):
-        from analysis.fastpath.neighbours import neighbour_index
-
         neighbour_index(searchspace, space.neighbour_memo(), "Hamming")
 
 
@@ -47,8 +52,6 @@ def strategy_options_for(algorithm: str, options: dict[str, Any] | None, n_obj: 
     resolved = resolve_options(algorithm, options)
     entry = get_algorithm(algorithm)
     if entry.strategy == "nsga3":
-        from analysis.simulate.refdirs import reference_directions
-
         # what Kernel Tuner computes itself when ref_dirs_list is empty, served from a per-process memo
         resolved["ref_dirs_list"] = reference_directions(n_obj, resolved["popsize"])
     return resolved
@@ -59,7 +62,7 @@ def _strategy_module(entry: Algorithm) -> ModuleType | Any:
     if entry.user:
         return entry.module
     if entry.unaware:
-        from analysis.simulate import unaware
+        from analysis.simulate import unaware  # lazy: imports pymoo (about 0.5 s), which most runs do not need
 
         return unaware
     return strategy_map[entry.strategy]
@@ -89,39 +92,28 @@ def _equivalents(entry: Algorithm, seed: int, memo: dict) -> list[Any]:
     contexts = [seeded_latin_hypercube(seed, memo if fastpath.enabled("lhs") else None)]
     runner = fastpath.enabled("runner")
     if runner:
-        from analysis.fastpath.runner import quiet_config_output
-
         contexts.append(quiet_config_output())
     if fastpath.enabled("snapping"):
-        from analysis.fastpath.snapping import vectorised_snapping
-
         contexts.append(vectorised_snapping(memo))
     if runner:
-        from analysis.fastpath.runner import lean_cost_function
-
         contexts.append(lean_cost_function())
     if entry.user:
         return contexts
     if entry.strategy == "diff_evo" and fastpath.enabled("diff_evo"):
-        from analysis.fastpath.diff_evo import fast_differential_evolution
-
         contexts.append(fast_differential_evolution())
     if entry.strategy in PYMOO_STRATEGIES:
         if fastpath.enabled("duplicates"):
+            # lazy, as below: these replicas import pymoo (about 0.6 s), which only these strategies need
             from analysis.fastpath.duplicates import hashed_duplicate_elimination
 
             contexts.append(hashed_duplicate_elimination())
         if fastpath.enabled("mating"):
-            from analysis.fastpath.mating import array_mating_in_genetic_algorithms
+            from analysis.fastpath.mating import array_mating_in_genetic_algorithms  # lazy: as above
 
             contexts.append(array_mating_in_genetic_algorithms())
         if fastpath.enabled("portable"):
-            from analysis.fastpath.portable import portable_hyperplane
-
             contexts.append(portable_hyperplane())
         if fastpath.enabled("population"):
-            from analysis.fastpath.population import individual_values_read_once
-
             contexts.append(individual_values_read_once())
     return contexts
 
@@ -144,16 +136,14 @@ def simulate_run(space: KernelTunerSpace, algorithm: str, options: dict, budget:
     strategy_options = strategy_options_for(algorithm, options, len(space.objectives))
     runner_class = SimulationRunner
     if entry.unaware:
+        # lazy: as in _strategy_module
         from analysis.simulate.unaware import ChargingSimulationRunner as runner_class
-
     started = time.perf_counter()
     seed_globals(seed)
     setup = build_setup(space, entry.kt_strategy, strategy_options, budget, seed, runner_class,
                         time_limit_ms=time_limit_ms, max_proposals=max_proposals)
     memo = space.neighbour_memo()
     if fastpath.enabled("neighbours"):
-        from analysis.fastpath.neighbours import memoise_neighbours
-
         memoise_neighbours(setup.searchspace, memo)
     with contextlib.ExitStack() as equivalents:
         for context in _equivalents(entry, seed, memo):

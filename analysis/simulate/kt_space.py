@@ -17,6 +17,10 @@ from typing import Any
 import orjson
 from kernel_tuner import util as kt_util
 
+from analysis.errors import InputError
+from analysis.spaces import constraints as cons
+from analysis.spaces.definition import read_definition
+
 logger = logging.getLogger(__name__)
 
 DIRECTIONS = ("min", "max")
@@ -141,8 +145,6 @@ def load_cache_file(path: str | Path) -> dict:
         try:
             return json.loads(data.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            from analysis.errors import InputError
-
             raise InputError(path, f"not a readable Kernel Tuner cache (JSON): {error}") from None
 
 
@@ -152,9 +154,6 @@ _DIGITS_AS_NINES = bytes(57 if 48 <= b <= 57 else 32 for b in range(256))
 
 def check_restrictions(restrictions: Any, names: list[str], source: str | None) -> None:
     """Every restriction is a string the restricted parser accepts; else an InputError naming the source."""
-    from analysis.errors import InputError
-    from analysis.spaces import constraints as cons
-
     if not isinstance(restrictions, list):
         raise InputError(source, "restrictions must be a list of expression strings", field="restrictions")
     for i, r in enumerate(restrictions):
@@ -169,8 +168,6 @@ def check_restrictions(restrictions: Any, names: list[str], source: str | None) 
 
 def read_t1_restrictions(path: str | Path) -> list[str]:
     """The constraint expressions of a T1 kernel description (read and checked by the space store)."""
-    from analysis.spaces.definition import read_definition
-
     return read_definition(path).constraints
 
 
@@ -222,8 +219,6 @@ def _plain_times(*times: Any) -> bool:
 
 
 def _check_times(entry: dict, key: str, source: str | None) -> None:
-    from analysis.errors import InputError
-
     for name in EVALUATION_TIME_FIELDS:
         value = entry.get(name)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:

@@ -31,6 +31,8 @@ import numpy as np
 
 from analysis import paths
 from analysis.errors import InputError
+from analysis.io import write_text
+from analysis.manifest import check_file, update
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +60,6 @@ def compute(n_obj: int, n_points: int) -> np.ndarray:
 
 def _check_manifest(path: Path) -> None:
     """The shipped file must be the one data/MANIFEST.csv lists (sha256, size, provenance)."""
-    from analysis.manifest import check_file
-
     problem = check_file(DATA_DIR, path)
     if problem:
         raise InputError(path, f"{problem}: the reference directions were changed; regenerate them with "
@@ -115,9 +115,7 @@ def add(pairs: list[tuple[int, int]], path: str | Path = REFDIRS_FILE, replace: 
     refresh the manifest entry when `path` is the shipped file. Returns the keys computed."""
     import pymoo
 
-    from analysis.io import write_text
-    from analysis.manifest import update
-    from analysis.sweep.provenance import cpu_model
+    from analysis.sweep.provenance import cpu_model  # lazy: imports pandas, which reading directions does not need
 
     p = Path(path)
     doc = json.loads(p.read_text()) if p.exists() else {"directions": {}}

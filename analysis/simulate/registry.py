@@ -169,6 +169,7 @@ def _pymoo_rules() -> dict[str, dict[str, Any]]:
 
 
 def _unaware_options() -> dict[str, Option]:
+    # lazy: the unaware variants' module imports pymoo (about 0.5 s), which a registry lookup does not need
     from analysis.simulate.unaware import options as unaware_options
 
     rules = {**_pymoo_rules(), "mutation_eta": _number(0, low_open=True)}  # pymoo PM's distribution index

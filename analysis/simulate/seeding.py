@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from analysis.fastpath.lhs import lhs_sample_indices
 from analysis.fastpath.patching import swapped
 
 logger = logging.getLogger(__name__)
@@ -71,7 +72,6 @@ def seeded_latin_hypercube(seed: int, memo: dict | None = None) -> contextlib.Ab
         with _seeded_qmc(rng):
             if memo is None:
                 return original_method(self, *args, **kwargs)
-            from analysis.fastpath.lhs import lhs_sample_indices
 
             return lhs_sample_indices(self, *args, memo=memo, original=original_method, **kwargs)
 

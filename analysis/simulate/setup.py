@@ -12,6 +12,9 @@ from kernel_tuner.interface import Options, _device_options, _kernel_options, _t
 from kernel_tuner.runners.simulation import SimulationRunner
 from kernel_tuner.searchspace import Searchspace
 
+from analysis import fastpath
+from analysis.fastpath.pins import check_once
+from analysis.fastpath.searchspace import copied_searchspace
 from analysis.simulate.budget import SimulatedTimeBudget
 from analysis.simulate.kt_space import KernelTunerSpace, check_restrictions
 
@@ -26,11 +29,7 @@ def fresh_searchspace(space: KernelTunerSpace) -> Searchspace:
     `TSB_STOCK` one built by Kernel Tuner for this call. Either way neighbour caches start empty in
     every run, as with a rebuilt Searchspace.
     """
-    from analysis import fastpath
-
     if fastpath.enabled("searchspace"):
-        from analysis.fastpath.searchspace import copied_searchspace
-
         return copied_searchspace(space, MAX_THREADS)
     check_restrictions(space.restrictions, list(space.tune_params), space.source)  # parsed before KT sees them
     return Searchspace(space.tune_params, space.restrictions, MAX_THREADS)
@@ -68,8 +67,6 @@ def build_setup(
     `budget` caps distinct evaluations; `time_limit_ms` additionally caps the simulated evaluation
     time and `max_proposals` the proposals, repeats included (see `analysis.simulate.budget`).
     """
-    from analysis.fastpath.pins import check_once
-
     check_once("setup")  # the Kernel Tuner internals this set-up follows are the pinned ones
     strategy_options = {**strategy_options, "max_fevals": budget}
     kernel_options = _options(_kernel_options, {"kernel_name": KERNEL_NAME, "kernel_source": ""})

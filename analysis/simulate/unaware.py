@@ -23,6 +23,8 @@ from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.sampling.rnd import IntegerRandomSampling
 
 from analysis import fastpath
+from analysis.fastpath.duplicates import ExactDuplicateElimination
+from analysis.fastpath.pins import check_once
 from analysis.simulate.refdirs import reference_directions
 
 logger = logging.getLogger(__name__)
@@ -91,8 +93,6 @@ def _duplicate_elimination() -> Any:
     """pymoo's default duplicate elimination (`eliminate_duplicates=True`), or with the fast path on its exact
     equivalent for integer index vectors."""
     if fastpath.enabled("duplicates"):
-        from analysis.fastpath.duplicates import ExactDuplicateElimination
-
         return ExactDuplicateElimination()
     return True
 
@@ -116,8 +116,6 @@ def build_algorithm(algo_name: str, pop_size: int, crossover_name: str, crossove
 
 def tune(searchspace, runner, tuning_options):
     """Kernel Tuner strategy interface: run constraint-unaware NSGA-II or NSGA-III."""
-    from analysis.fastpath.pins import check_once
-
     check_once("unaware")  # the pieces of pymoo_minimize.tune composed here are the pinned ones
     algo_name = tuning_options.strategy.lower()
     pop_size, crossover_name, crossover_prob, mutation_prob, mutation_eta, ref_dirs = get_options(

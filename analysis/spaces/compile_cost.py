@@ -29,7 +29,9 @@ from typing import Any
 import numpy as np
 
 from analysis.errors import SpaceError
-from analysis.io import sha256
+from analysis.io import sha256, write_csv, write_text
+from analysis.markdown import to_markdown
+from analysis.spaces.jsonfile import read_json
 
 FOLDS = 5
 CV_SEED = 20261125
@@ -229,7 +231,6 @@ def table(meta_paths: Sequence[str | Path]) -> Any:
     """One row per space whose compile times were measured alone (its metadata's `compile_cost`)."""
     import pandas as pd
 
-    from analysis.spaces.jsonfile import read_json
 
     rows = []
     for path in meta_paths:
@@ -254,9 +255,6 @@ def table(meta_paths: Sequence[str | Path]) -> Any:
 
 def write_table(meta_paths: Sequence[str | Path], csv: str | Path, md: str | Path) -> Any:
     """`table` written as tables/compile_cost.csv and its Markdown page (atomically)."""
-    from analysis.io import write_csv, write_text
-    from analysis.markdown import to_markdown
-
     df = table(meta_paths)
     write_csv(df, csv)
     write_text(to_markdown(df, "Compile cost of host-CPU configurations, compiled alone", TABLE_DOCS), md)
@@ -292,8 +290,6 @@ def where_measured(meta_path: str | Path) -> dict[str, Any] | None:
     (cuda_compile_cost.outside_check; None where it has none). A provenance file that is missing or names no
     machine is an error naming it.
     """
-    from analysis.spaces.jsonfile import read_json
-
     meta = read_json(meta_path)
     cost = meta.get("compile_cost") if isinstance(meta, dict) else None
     if not cost:

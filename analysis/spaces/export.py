@@ -29,6 +29,7 @@ from typing import Any
 from analysis.errors import InputError
 from analysis.io import atomic_path, write_text
 from analysis.objectives import EVALUATION_TIME_COLUMNS
+from analysis.spaces import constraints as cons
 from analysis.spaces.jsonfile import read_json
 from analysis.spaces.space import KT_ERRORS, STATUS_INVALID_OUTPUT, STATUS_OK, Space, plain
 
@@ -238,48 +239,6 @@ def write_document(doc: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
-def config_space(config: dict[str, Any], config_path: str | Path, name: str) -> dict[str, Any]:
-    """The space entry `name` ("device/kernel") of a validated config: a listed space, or a sweep's space read
-    from the sweep's merged output under the config's output_root (relative to the working directory)."""
-    from analysis import config as study_config
-
-    device, _, kernel = name.partition("/")
-    for entry in config["spaces"]:
-        if (entry["device"], entry["kernel"]) == (device, kernel):
-            return entry
-    for sweep in config["sweeps"]:
-        if sweep["space"] and (sweep["device"], sweep["kernel"]) == (device, kernel):
-            folder = (f"{study_config.output_prefix(config['output_root'])}results/sweeps/"
-                      f"{sweep['target']}/{device}/{kernel}")
-            entry = study_config.sweep_space(sweep, folder)
-            if not Path(entry["source"]).is_file():
-                raise InputError(config_path, f"space '{name}' is made by a sweep whose merged cache "
-                                              f"{entry['source']} does not exist yet; run `snakemake --cores all "
-                                              f"{entry['source']} --configfile {config_path}` first", field="sweeps")
-            return entry
-    known = [f"{s['device']}/{s['kernel']}" for s in config["spaces"]]
-    known += [f"{s['device']}/{s['kernel']}" for s in config["sweeps"] if s["space"]]
-    raise InputError(config_path, f"has no space '{name}' (its spaces: {', '.join(known)})", field="--space")
-
-
-def import_config_space(config_path: str | Path, name: str, base: str | Path | None = None) -> Space:
-    """Import the space `name` from its entry in the config file, as the workflow's import job does (paths of
-    listed spaces relative to `base`, the repository)."""
-    from analysis import config as study_config
-    from analysis.spaces.importers import import_space
-
-    base = Path(base or study_config.ROOT)
-    config = study_config.load(config_path)
-    entry = config_space(config, config_path, name)
-    where = (lambda p: Path(p)) if entry.get("from_sweep") else (lambda p: base / p)
-    if entry.get("excluded"):
-        log.warning("space %s is excluded from the studies (%s); exported all the same", name, entry["excluded"])
-    return import_space(where(entry["source"]), kernel=entry["kernel"], device=entry["device"], fmt=entry["format"],
-                        definition=where(entry["definition"]) if entry["definition"] else None,
-                        objectives=entry["objectives"],
-                        compile_times=[base / c for c in entry.get("compile_times") or []])
-
-
 def restrictions_path(cache: str | Path) -> Path:
     """Where the restrictions of an exported cache go: beside it, its name minus .json plus .restrictions.json."""
     cache = Path(cache)
@@ -335,8 +294,6 @@ def to_t1(space: Space, kernel_file: str) -> dict[str, Any]:
     (`tune_kernel_T1`, which the methodology calls): its parameters (in the kernel's order) and constraints,
     the cache's kernel name and problem size, no arguments, and `kernel_file`, which the runner requires to
     exist although simulation never reads it. Sizes are "1": the runner does not read them either."""
-    from analysis.spaces import constraints as cons
-
     names = list(space.parameters)
     parsed = cons.parse_all(space.constraints, names)
     info = space.meta.get("source_info", {})
@@ -410,16 +367,17 @@ def write_experiment(space: Space, folder: str | Path, objective: str | None = N
     return write_document(experiment_document(space, obj.name), folder / EXPERIMENTS_FILE)
 
 
-def export(config_path: str | Path, name: str, fmt: str, out: str | Path,
-           objective: str | None = None) -> str | None:
-    """Import `name` from the config and write it to `out` in format `fmt` (a key of FORMATS); return what to
-    run on it (kernel-tuner: `tune_kernel_call`; methodology: the command; t4: None)."""
+def export(space: Space, fmt: str, out: str | Path, objective: str | None = None,
+           source: str | Path | None = None) -> str | None:
+    """Write `space` (imported from its config entry, `analysis.config.import_config_space`) to `out` in format
+    `fmt` (a key of FORMATS); return what to run on it (kernel-tuner: `tune_kernel_call`; methodology: the
+    command; t4: None). `source` (the config file) names the file in an error about `objective`."""
     if fmt not in FORMATS:
         raise InputError(None, f"unknown format '{fmt}' (known: {', '.join(FORMATS)})", field="--format")
-    space = import_config_space(config_path, name)
+    name = f"{space.device}/{space.kernel}"
     if objective is not None and objective not in [o.name for o in space.objectives]:
-        raise InputError(config_path, f"space '{name}' has no objective '{objective}' (it has: "
-                                      f"{', '.join(o.name for o in space.objectives)})", field="--objective")
+        raise InputError(source, f"space '{name}' has no objective '{objective}' (it has: "
+                                 f"{', '.join(o.name for o in space.objectives)})", field="--objective")
     missing = space.meta.get("counts", {}).get("missing", 0)
     if missing:
         log.warning("%s: %d configurations satisfy the constraints but the source lacks them; Kernel Tuner stops "

@@ -13,6 +13,8 @@ import numpy as np
 from analysis.errors import SpaceError
 from analysis.io import sha256
 from analysis.objectives import EVALUATION_TIME_COLUMNS, OBJECTIVES, Objective, custom_objective, objective
+from analysis.spaces import constraints as cons
+from analysis.spaces.compile_cost import compile_costs, run_alone_ratio
 from analysis.spaces.definition import Definition, read_definition
 from analysis.spaces.jsonfile import read_json, require
 from analysis.spaces.space import KT_ERRORS, NONFINITE_FIELD, STATUS_INVALID_OUTPUT, STATUS_OK, Record, Space, build
@@ -218,8 +220,6 @@ def _refuse_grouped(doc: Mapping[str, Any], path: Path) -> None:
 
 def _admissible(defn: Definition):
     """Configurations -> boolean array: each value in the definition's lists and every constraint satisfied."""
-    from analysis.spaces import constraints as cons
-
     parsed = defn.parsed_constraints()
 
     def check(configs: list[dict[str, Any]]) -> np.ndarray:
@@ -239,8 +239,6 @@ def _charge_compile_times(records: list[Record], parameters: Mapping[str, list],
 
     `admissible`: the definition's check of a configuration, for measurements of configurations a partial
     sweep lacks (analysis.spaces.compile_cost.compile_costs)."""
-    from analysis.spaces.compile_cost import compile_costs, run_alone_ratio
-
     costs = compile_costs({r.key: r.config for r in records}, parameters, paths, admissible=admissible)
     column = EVALUATION_TIME_COLUMNS["compile_time"]
     ver, bench = EVALUATION_TIME_COLUMNS["verification_time"], EVALUATION_TIME_COLUMNS["benchmark_time"]

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from analysis.io import write_json
 from analysis.spaces.space import STATUS_OK, Space
 
 # Stored evaluation-time columns (ms) -> T4 `times` keys (the package's objective_time_keys).
@@ -84,8 +85,6 @@ def _plain(v: Any) -> Any:
 def write_space_t4(space: Space, objective: str, path: str | Path) -> Path:
     """Write `space_t4` to `path` (atomically, on one line: the file is only the package's input) and return the
     path."""
-    from analysis.io import write_json
-
     path = Path(path)
     write_json(space_t4(space, objective), path, indent=None)
     return path

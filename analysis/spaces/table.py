@@ -11,6 +11,8 @@ from typing import Any
 import pandas as pd
 
 from analysis.errors import InputError
+from analysis.io import write_csv, write_text
+from analysis.markdown import to_markdown
 
 COLUMN_DOCS = {
     "space": "device/kernel",
@@ -135,9 +137,6 @@ def write_table(meta_paths: Sequence[str | Path], front_paths: Sequence[str | Pa
                 excluded: Mapping[str, str] | None, space_parquets: Sequence[str | Path] | None,
                 csv: str | Path, md: str | Path) -> pd.DataFrame:
     """`spaces_table` written as tables/spaces.csv and its Markdown page (atomically)."""
-    from analysis.io import write_csv, write_text
-    from analysis.markdown import to_markdown
-
     df = spaces_table(meta_paths, front_paths, largest_budget, excluded, space_parquets)
     write_csv(df, csv)
     write_text(to_markdown(df, "Search spaces", COLUMN_DOCS), md)

@@ -2,6 +2,11 @@
 compile-cost measurement and kernel-sizes; the GPU lease's come from analysis.sweep.gpu_commands.
 
 Each handler parses its arguments and makes one call into analysis.sweep.
+
+Each handler imports the library it needs when it runs, not at the top: every job of the workflow starts here,
+and importing what all handlers need would add seconds to each (measured by benchmarks/bench_startup.py, report in
+benchmarks/reports/bench_startup.md). These command modules are the only ones whose imports wait for a call
+without a comment of their own (tests/test_layout.py).
 """
 
 from __future__ import annotations

@@ -31,9 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis import manifest
+from analysis.errors import InputError
+from analysis.io import write_gzip, write_json
 from analysis.sweep import cachefile, harness, progress
 from analysis.sweep.configs import config_key
 from analysis.sweep.merge import read_disjoint_caches
+from analysis.sweep.provenance import command_first_line as _cmd_first_line
+from analysis.sweep.provenance import cpu_model
 from analysis.sweep.shard import measure_configs
 from analysis.sweep.spec import KERNELS_DIR, KernelSpec
 
@@ -152,11 +157,6 @@ def publish(kernel: str, caches: Sequence[str | Path], out: str | Path, provenan
 
     import kernel_tuner
 
-    from analysis import manifest
-    from analysis.errors import InputError
-    from analysis.io import write_gzip, write_json
-    from analysis.sweep.provenance import command_first_line as _cmd_first_line
-    from analysis.sweep.provenance import cpu_model
 
     spec = harness.load_spec(kernel)
     names = list(spec.tune_params(TARGET))

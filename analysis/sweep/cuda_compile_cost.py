@@ -34,9 +34,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from analysis import manifest
+from analysis.errors import InputError
+from analysis.io import write_gzip, write_json, write_text
 from analysis.sweep import cachefile, cuda_modules, harness
 from analysis.sweep.compile_cost import ORDER_SEED, PAUSE_FILE, measurement_order
 from analysis.sweep.configs import config_key
+from analysis.sweep.gpu_lease import REPORT, ShardWriter, cache_header, entry_line, open_cache_text
+from analysis.sweep.provenance import cpu_model
 
 log = logging.getLogger(__name__)
 TARGET = "cuda"
@@ -49,9 +54,6 @@ def measure(kernel: str, cache: str | Path, *, count: int | None = None, size_na
 
     Stops after `seconds` when given (between two configurations). Returns counts.
     """
-    from analysis.sweep.gpu_lease import ShardWriter, cache_header
-    from analysis.sweep.provenance import cpu_model
-
     spec = harness.load_spec(kernel)
     names = list(spec.tune_params(TARGET))
     order = measurement_order(spec, target=TARGET)[:count]
@@ -86,10 +88,6 @@ def reopen(kernel: str, published: str | Path, cache: str | Path) -> int:
     """Write the open cache `cache` holding a published measurement's entries, so that it can be continued
     (`measure` skips what it holds) or published again (e.g. with its outside check once the kernel's GPU
     sweep is published). Refuses to overwrite a cache; returns the number of entries."""
-    from analysis.errors import InputError
-    from analysis.io import write_text
-    from analysis.sweep.gpu_lease import entry_line, open_cache_text
-
     cache, published = Path(cache), Path(published)
     if cache.exists():
         raise InputError(cache, "exists already; --reopen writes a new cache only", field="--cache")
@@ -117,7 +115,6 @@ def outside_check(kernel: str, lease_cache: Path) -> dict[str, Any] | None:
     """
     from statistics import median
 
-    from analysis.sweep.gpu_lease import REPORT
 
     if not lease_cache.is_file() or not REPORT.is_file():
         return None
@@ -141,9 +138,6 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
             note: str = "", data_dir: str | Path = "data") -> Path:
     """Close `cache` into the gzipped cache `out` (entries in measurement order) with its provenance JSON;
     refresh data/MANIFEST.csv for `out`'s folder when it lies under `data_dir`."""
-    from analysis.io import write_gzip, write_json
-    from analysis.sweep.provenance import cpu_model
-
     spec = harness.load_spec(kernel)
     names = list(spec.tune_params(TARGET))
     cachefile.repair(Path(cache))
@@ -170,7 +164,6 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
         "outside_check": outside_check(kernel, out.parent.parent / f"{kernel}.json.gz"),
         "note": note,
     }, Path(provenance))
-    from analysis import manifest
 
     manifest.record_measured(data_dir, out.parent, "measured by this suite (analysis.sweep.cuda_compile_cost, "
                                                    "`python -m analysis.cli cuda-compile-cost`)")

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from analysis.sweep import harness, variants
+from analysis.sweep.kt_setup import cuda_options
 from analysis.sweep.spec import KernelSpec, SpecError
 
 log = logging.getLogger(__name__)
@@ -86,8 +87,6 @@ def nvcc_version(nvcc: str | None = None) -> str | None:
 
 def compiler_options(spec: KernelSpec) -> list[str]:
     """Kernel Tuner's compiler options of the sweep's cuda target (analysis.sweep.kt_setup.cuda_options)."""
-    from analysis.sweep.kt_setup import cuda_options
-
     return list(cuda_options(spec)["compiler_options"])
 
 

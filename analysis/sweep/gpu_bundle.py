@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.errors import InputError
+from analysis.sweep import gpu_lease
 from analysis.sweep.spec import ROOT
 
 LIMIT = 64 * 2**20
@@ -353,8 +354,6 @@ def copy_packs(packs: str | Path, dest: Path) -> list[str]:
     """Copy every lease pack (`*.tar`) under `packs` into `dest`, each under its path relative to `packs`
     (two runs of one visit write packs of the same name, in folders of their own); a file that is not a
     lease pack is refused, naming it. Returns the copied paths, relative to `dest`."""
-    from analysis.sweep import gpu_lease
-
     packs = Path(packs)
     if not packs.is_dir():
         raise BundleError(packs, "is not a folder of lease packs", field="--packs")

@@ -68,8 +68,15 @@ from typing import Any
 
 import numpy as np
 
+from analysis import manifest
 from analysis.errors import InputError
+from analysis.io import write_json
 from analysis.sweep import cachefile, cuda_modules, harness, progress
+from analysis.sweep import device_metrics as dm
+from analysis.sweep.kt_setup import cuda_options, kernel_tuner_scratch
+from analysis.sweep.merge import merge, write_definition
+from analysis.sweep.provenance import cpu_model
+from analysis.sweep.shard import reference_check
 from analysis.sweep.spec import COMMON_DIR, ROOT, KernelSpec, list_kernels
 
 log = logging.getLogger(__name__)
@@ -733,8 +740,6 @@ def nvidia_smi(fields: Sequence[str] = SMI_FIELDS) -> dict[str, str | None]:
 
 
 def host_record() -> dict[str, Any]:
-    from analysis.sweep.provenance import cpu_model
-
     return {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
             "os": platform.platform(), "load_average": [round(x, 2) for x in os.getloadavg()]}
 
@@ -930,8 +935,6 @@ def _save_reference(kernel: str, size_name: str, folder: str) -> tuple[dict[str,
     A record beside the files (`<kernel>.reference.json`: size, sources' sha256, files, seconds) lets a run
     that continues the visit's work folder reuse them; it then takes 0 s.
     """
-    from analysis.io import write_json
-
     record_path = Path(folder) / f"{kernel}.reference.json"
     key = {"kernel": kernel, "size": size_name, "source_sha256": source_hash(kernel)}
     if record_path.is_file():
@@ -1030,8 +1033,6 @@ class KTCupyMeasurer:
         """Run the correctness gate and put the kernel's arguments and references on the device."""
         from kernel_tuner.accuracy import Tunable
 
-        from analysis.sweep import device_metrics as dm
-        from analysis.sweep.shard import reference_check
 
         if self.gate is not None:
             gate = self.gate(spec, "cuda", self.size_name, reference=reference)
@@ -1081,7 +1082,6 @@ class KTCupyMeasurer:
         """One tune_kernel call over the batch's configurations into the (new) Kernel Tuner cache `cache`."""
         from kernel_tuner import tune_kernel
 
-        from analysis.sweep.kt_setup import cuda_options, kernel_tuner_scratch
 
         ctx = self.ctx
         names = cache_names(spec)
@@ -1395,9 +1395,6 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
     `<kernel>.partial.yaml` (so that it imports as a space listed with its coverage) and a provenance
     saying how many of its configurations it holds.
     """
-    from analysis.io import write_json
-    from analysis.sweep.merge import merge, write_definition
-
     res = resume(paths, size_name=size_name, gpu=gpu)
     gpus = {(p.get("gpu") or {}).get("name") for p in res.provenance}
     if len(gpus) > 1:
@@ -1438,7 +1435,6 @@ def merge_packs(paths: Iterable[str | Path], out: str | Path, *, gpu: str | None
                             "visits": [json.loads(v.read_text()) for v in visits]},
                            out / f"{kernel}.partial.provenance.json")
                 summary[kernel] = {"complete": False, "configurations": len(valid), "measured": len(ordered)}
-    from analysis import manifest
 
     # published under data/: refresh the manifest for the packs and the merged files (compile/ has its own)
     manifest.record_measured(data_dir, out, "measured by this suite (analysis.sweep.gpu_lease, `python -m "

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from analysis.sweep import expr
 from analysis.sweep.metrics import error_metrics, worst  # noqa: F401  (re-exported for kernel tests)
 from analysis.sweep.precision import decode, encode, storage_dtype  # noqa: F401
 from analysis.sweep.spec import COMMON_DIR, KernelSpec, SpecError, kernel_dir, list_kernels, load_spec  # noqa: F401
@@ -195,8 +196,6 @@ def cuda_defines(spec: KernelSpec, params: Mapping[str, Any], size_name: str = "
         divs = target.grid_div.get(f"grid_div_{axis}", [bname] if bname in params else [])
         div = 1
         for d in divs:
-            from analysis.sweep import expr  # local: only needed here
-
             div *= int(expr.evaluate(d, {**spec.size(size_name), **params}))
         defines[f"grid_size_{axis}"] = -(-n // div)
     for axis, bname in zip("xyz", names):

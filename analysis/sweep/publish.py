@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis import manifest
 from analysis.errors import SweepError
 from analysis.io import atomic_path
 
@@ -12,8 +13,6 @@ from analysis.io import atomic_path
 def publish(cache: str | Path, definition: str | Path, provenance: str | Path, *, kernel: str, target: str,
             label: str, data_dir: str | Path = "data") -> Path:
     """Copy a merged sweep into data/sweeps/<target>/<label>/ and refresh data/MANIFEST.csv for it."""
-    from analysis import manifest
-
     if not label or "/" in label or label.startswith("."):
         raise SweepError(None, f"bad device label '{label}'", field="label")
     dest = Path(data_dir) / "sweeps" / target / label

@@ -49,6 +49,7 @@ from analysis.sweep.kt_setup import (
 )
 from analysis.sweep.metrics import error_metrics, worst
 from analysis.sweep.observers import shard_observers
+from analysis.sweep.precision import DTYPES
 from analysis.sweep.provenance import provenance_record
 from analysis.sweep.spec import KernelSpec
 
@@ -211,7 +212,6 @@ def _positive(value: Any) -> bool:
 def _tunable_arguments(spec: KernelSpec, inputs: Mapping[str, np.ndarray], size_name: str) -> list:
     from kernel_tuner.accuracy import TunablePrecision
 
-    from analysis.sweep.precision import DTYPES
 
     args: list = []
     for a in spec.arguments:

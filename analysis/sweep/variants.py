@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.sweep import harness
+from analysis.sweep.precision import ctype_name
 from analysis.sweep.spec import KernelSpec, SpecError
 
 _GUARD = re.compile(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\b", re.MULTILINE)
@@ -80,8 +81,6 @@ def timed_wrapper(spec: KernelSpec, entry: str, callee: str) -> list[str]:
     clock_gettime(CLOCK_MONOTONIC) from <time.h> (what std::chrono::steady_clock reads on Linux),
     so that no compile parses <chrono>, a large header.
     """
-    from analysis.sweep.precision import ctype_name
-
     params, call = [], []
     for a in spec.arguments:
         ctype = a.type if a.type in spec.precision else ctype_name(a.type)

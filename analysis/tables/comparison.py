@@ -39,17 +39,13 @@ comparison publishes, and their titles and column notes, are `analysis.tables.re
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from analysis.io import write_csv, write_text
-from analysis.markdown import to_markdown
 from analysis.statistics import (
     Bootstrap,
     a12_lower_better,
@@ -60,8 +56,6 @@ from analysis.statistics import (
     mean_sd_ci,
     relative_improvement,
 )
-
-log = logging.getLogger(__name__)
 
 SPACE = ["device", "kernel", "objective_set"]
 CELL = SPACE + ["budget"]
@@ -386,37 +380,6 @@ class Inputs:
             note += (f"; hyperparameters selected on {', '.join(self.selection_spaces)} (config "
                      f"hyperparameters.kernels), which the '{HELD_OUT}' scopes leave out")
         return note
-
-
-def build(final: pd.DataFrame, runs: pd.DataFrame, settings: Mapping[str, str], boot: Bootstrap,
-          objective_sets: Mapping[str, Sequence[str]] | None = None, selection_spaces: Sequence[str] = ()
-          ) -> dict[str, tuple[pd.DataFrame, str, dict[str, str]]]:
-    """Every table that `analysis.tables.registry` lists for `settings`, in its order: name -> (frame, title,
-    column docs). `settings`: comparison label -> algorithm, exactly one of them `rs` (else ValueError);
-    `objective_sets`: set name -> objectives (the config's), which defines the scopes of the means;
-    `selection_spaces`: the 'device/kernel' spaces the hyperparameters were selected on (the held-out scopes
-    leave them out)."""
-    from analysis.tables.registry import TABLES  # not at the top: the registry imports this module's functions
-
-    inputs = Inputs.of(final, runs, settings, boot, objective_sets, selection_spaces)
-    return {t.name: (t.build(inputs), t.title, t.docs(inputs)) for t in TABLES.values() if t.applies(settings)}
-
-
-def run(final_parquet: str | Path, runs_parquet: str | Path, settings: Mapping[str, str], boot: Bootstrap,
-        out_dir: str | Path, names: Sequence[str], objective_sets: Mapping[str, Sequence[str]] | None = None,
-        selection_spaces: Sequence[str] = ()) -> None:
-    """Build the tables and write `<name>.csv` and `<name>.md` for each of `names` (an absent table is an
-    error: the config must imply it)."""
-    tables = build(pd.read_parquet(final_parquet), pd.read_parquet(runs_parquet), settings, boot, objective_sets,
-                   selection_spaces)
-    missing = [n for n in names if n not in tables]
-    if missing:
-        raise ValueError(f"tables {missing} cannot be built from these settings ({dict(settings)})")
-    for name in names:
-        frame, title, docs = tables[name]
-        write_csv(frame, Path(out_dir) / f"{name}.csv")
-        write_text(to_markdown(frame, title, docs), Path(out_dir) / f"{name}.md")
-        log.info("table %s: %d rows", name, len(frame))
 
 
 # --- Table 5 split into its parts, and Tables 4 and 5 with the compile part rescaled -----------------

@@ -2,17 +2,22 @@
 
 A `Table` is written as `tables/<name>.csv` and `tables/<name>.md` by rule `study_tables`
 (workflow/rules/tables.smk), whose outputs are `implied_tables` of the config's comparison settings;
-`analysis.tables.comparison.build` builds the tables that apply to the settings from the same entries.
+`build` (below) builds the tables that apply to the settings from the same entries, `run` writes them.
 Both read only this registry, so a table exists for a config exactly where its `applies` holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
+from analysis.io import write_csv, write_text
+from analysis.markdown import to_markdown
+from analysis.statistics import Bootstrap
 from analysis.tables.comparison import (
     SMALL_N,
     SMALL_N_FLAG,
@@ -25,6 +30,8 @@ from analysis.tables.comparison import (
     significance,
     speedup_per_kernel,
 )
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -224,3 +231,32 @@ TABLES: dict[str, Table] = {t.name: t for t in (
 def implied_tables(settings: Mapping[str, str]) -> list[str]:
     """The names of the tables a set of comparison settings (label -> algorithm) yields, in `TABLES` order."""
     return [t.name for t in TABLES.values() if t.applies(settings)]
+
+
+def build(final: pd.DataFrame, runs: pd.DataFrame, settings: Mapping[str, str], boot: Bootstrap,
+          objective_sets: Mapping[str, Sequence[str]] | None = None, selection_spaces: Sequence[str] = ()
+          ) -> dict[str, tuple[pd.DataFrame, str, dict[str, str]]]:
+    """Every table of `TABLES` that applies to `settings`, in its order: name -> (frame, title,
+    column docs). `settings`: comparison label -> algorithm, exactly one of them `rs` (else ValueError);
+    `objective_sets`: set name -> objectives (the config's), which defines the scopes of the means;
+    `selection_spaces`: the 'device/kernel' spaces the hyperparameters were selected on (the held-out scopes
+    leave them out)."""
+    inputs = Inputs.of(final, runs, settings, boot, objective_sets, selection_spaces)
+    return {t.name: (t.build(inputs), t.title, t.docs(inputs)) for t in TABLES.values() if t.applies(settings)}
+
+
+def run(final_parquet: str | Path, runs_parquet: str | Path, settings: Mapping[str, str], boot: Bootstrap,
+        out_dir: str | Path, names: Sequence[str], objective_sets: Mapping[str, Sequence[str]] | None = None,
+        selection_spaces: Sequence[str] = ()) -> None:
+    """Build the tables and write `<name>.csv` and `<name>.md` for each of `names` (an absent table is an
+    error: the config must imply it)."""
+    tables = build(pd.read_parquet(final_parquet), pd.read_parquet(runs_parquet), settings, boot, objective_sets,
+                   selection_spaces)
+    missing = [n for n in names if n not in tables]
+    if missing:
+        raise ValueError(f"tables {missing} cannot be built from these settings ({dict(settings)})")
+    for name in names:
+        frame, title, docs = tables[name]
+        write_csv(frame, Path(out_dir) / f"{name}.csv")
+        write_text(to_markdown(frame, title, docs), Path(out_dir) / f"{name}.md")
+        log.info("table %s: %d rows", name, len(frame))

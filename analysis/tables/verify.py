@@ -26,6 +26,16 @@ import pandas as pd
 
 from analysis import config as study_config
 from analysis.errors import InputError
+from analysis.hyperparams import selection as hyperparams
+from analysis.indicators import jobs as indicator_runs
+from analysis.indicators.gather import gather
+from analysis.io import round_floats, write_csv
+from analysis.simulate import jobs as runs
+from analysis.spaces import fronts
+from analysis.spaces.importers import import_space
+from analysis.statistics import Bootstrap
+from analysis.tables import comparison as tables
+from analysis.tables import registry
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +61,6 @@ class TableCheck:
 def _as_written(frame: pd.DataFrame) -> pd.DataFrame:
     """`frame` as the table writer puts it in a CSV (`analysis.io.write_csv`: floats at
     `PUBLISHED_FLOAT_DIGITS` significant digits), read back as text (the published form)."""
-    from analysis.io import round_floats
-
     buf = io.StringIO()
     round_floats(frame).to_csv(buf, index=False)
     buf.seek(0)
@@ -96,16 +104,6 @@ def rerun(config: dict[str, Any], space: str, tuned_table: str | Path, work: str
           settings: Sequence[str] | None = None, base: str | Path = study_config.ROOT
           ) -> dict[str, pd.DataFrame]:
     """Rerun the comparison of `space` into `work`; the per-space tables it yields, by name."""
-    from analysis.hyperparams import selection as hyperparams
-    from analysis.indicators import jobs as indicator_runs
-    from analysis.indicators.gather import gather
-    from analysis.io import write_csv
-    from analysis.simulate import jobs as runs
-    from analysis.spaces import fronts
-    from analysis.spaces.importers import import_space
-    from analysis.statistics import Bootstrap
-    from analysis.tables import comparison as tables
-
     entry = _space_entry(config, space)
     work = Path(work)
     base = Path(base)
@@ -152,7 +150,7 @@ def rerun(config: dict[str, Any], space: str, tuned_table: str | Path, work: str
             built["speedup_to_rs_spaces"] = tables.speedup(curve, final, rs, [s for s in algorithms if s != rs])
     else:
         built = {name: frame for name, (frame, _, _) in
-                 tables.build(final, curve, algorithms, boot, config["objective_sets"]).items()}
+                 registry.build(final, curve, algorithms, boot, config["objective_sets"]).items()}
     out = {name: frame for name, frame in built.items() if {"device", "kernel"} <= set(frame.columns)}
     for name, frame in out.items():
         write_csv(frame, work / f"{name}.csv")

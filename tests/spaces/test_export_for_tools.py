@@ -38,7 +38,7 @@ def _export(space: str, fmt: str, out: Path, *extra: str) -> int:
 
 def _source(space: str) -> dict:
     from analysis import config as study_config
-    from analysis.spaces.export import config_space
+    from analysis.config import config_space
 
     entry = config_space(study_config.load(FULL_STUDY), FULL_STUDY, space)
     return read_json(REPO / entry["source"])
@@ -107,7 +107,7 @@ def test_a_grouped_sweeps_exports_name_one_device_and_keep_its_fields(tmp_path, 
 def _suite_budget(space: str) -> dict:
     """The constraint-aware study's budget of a space tuned on time (`budget_for_space`, as rule ca_budget
     computes it), with the published cutoff of its table."""
-    from analysis.spaces.export import import_config_space
+    from analysis.config import import_config_space
     from analysis.spaces.methodology import ScoreSettings, budget_for_space
 
     limits = budget_for_space(import_config_space(FULL_STUDY, space), "time", ScoreSettings())

@@ -139,8 +139,8 @@ def test_unknown_space_names_the_config_and_lists_its_spaces(study, tmp_path):
 def test_a_sweeps_space_is_read_from_its_merged_cache_or_names_the_target(tmp_path, monkeypatch):
     """config/test.yaml's host-cpu/bessel is a sweep: before the sweep ran, the error names the file to make."""
     from analysis import config as study_config
+    from analysis.config import config_space
     from analysis.errors import InputError
-    from analysis.spaces.export import config_space
 
     monkeypatch.chdir(tmp_path)
     path = REPO / "config" / "test.yaml"

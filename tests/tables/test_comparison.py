@@ -132,14 +132,14 @@ def test_significance_matches_scipy_and_tables_are_reproducible():
               "nsga2_unaware": [list(rng.random(4) + 0.5) for _ in range(8)]}
     runs, final = _runs_and_final(curves)
     settings = {"rs": "rs", "nsga2": "nsga2", "nsga2_unaware": "nsga2_unaware"}
-    built = tables.build(final, runs, settings, Bootstrap(500, 1))
+    built = registry.build(final, runs, settings, Bootstrap(500, 1))
     sig = built["significance"][0].set_index("setting")
     a = final.loc[final["setting"] == "nsga2", "igd_plus"]
     b = final.loc[final["setting"] == "rs", "igd_plus"]
     assert sig.loc["nsga2", "p_value"] == pytest.approx(mannwhitneyu(a, b).pvalue)
     assert sig.loc["nsga2", "a12"] == 1.0  # every nsga2 run beats every rs run
     assert set(built) >= {"aware_over_unaware", "aware_over_unaware_tests"}
-    again = tables.build(final, runs, settings, Bootstrap(500, 1))
+    again = registry.build(final, runs, settings, Bootstrap(500, 1))
     for name, (frame, _, _) in built.items():
         pd.testing.assert_frame_equal(frame, again[name][0])
     assert registry.implied_tables(settings) == [n for n in built]
@@ -159,7 +159,7 @@ ALWAYS = ["indicators", "improvement_over_rs", "significance", "eval_time", "eva
 ])
 def test_build_yields_exactly_the_tables_the_registry_implies(settings, conditional):
     runs, final = _runs_and_final({label: [[3, 2, 1]] * 3 for label in settings})
-    built = tables.build(final, runs, settings, Bootstrap(50, 0))
+    built = registry.build(final, runs, settings, Bootstrap(50, 0))
     assert list(built) == registry.implied_tables(settings) == ALWAYS + conditional
     for name, (frame, title, docs) in built.items():
         assert title == registry.TABLES[name].title and docs and len(frame), name
@@ -181,7 +181,7 @@ def test_the_configs_imply_the_published_tables_and_every_table_has_a_report_cap
 def test_comparison_needs_one_random_search():
     runs, final = _runs_and_final({"nsga2": [[1, 1]]})
     with pytest.raises(ValueError, match="exactly one random-search"):
-        tables.build(final, runs, {"nsga2": "nsga2"}, Bootstrap(100, 0))
+        registry.build(final, runs, {"nsga2": "nsga2"}, Bootstrap(100, 0))
 
 
 def test_means_are_taken_per_scope_of_objective_sets():
@@ -198,7 +198,7 @@ def test_means_are_taken_per_scope_of_objective_sets():
         frames.append((runs.assign(objective_set=objective_set), final.assign(objective_set=objective_set)))
     runs = pd.concat([r for r, _ in frames], ignore_index=True)
     final = pd.concat([f for _, f in frames], ignore_index=True)
-    built = tables.build(final, runs, {"rs": "rs", "nsga2": "nsga2"}, Bootstrap(100, 0), sets)
+    built = registry.build(final, runs, {"rs": "rs", "nsga2": "nsga2"}, Bootstrap(100, 0), sets)
     table = built["improvement_over_rs"][0].set_index("scope")
     assert table.loc["O3", "thesis_mean_pct"] == pytest.approx(50.0)
     assert table.loc["time", "thesis_mean_pct"] == pytest.approx(25.0)
@@ -248,7 +248,7 @@ def test_table_3_counts_the_pairs_where_the_baseline_found_the_whole_front():
         "d2": {"rs": [[3, 2]] * 3, "nsga2": [[1, 0.4]] * 3, "nsga3": [[1, 0.2]] * 3, "nsga2_unaware": [[3, 2]] * 3},
         "d3": {"rs": [[3, 2]] * 3, "nsga2": [[1, 0]] * 3, "nsga3": [[1, 0]] * 3, "nsga2_unaware": [[3, 3]] * 3},
     })
-    built = tables.build(final, runs, SETTINGS, Bootstrap(200, 0))
+    built = registry.build(final, runs, SETTINGS, Bootstrap(200, 0))
     t3 = built["nsga3_over_nsga2"][0].set_index("budget").loc[2]
     # d1: NSGA-II found the front, NSGA-III did not (worse, undefined, -100 %); d2: better (+50 %); d3: equal
     assert (t3["n_pairs"], t3["n_better"], t3["n_equal"], t3["n_worse"]) == (3, 1, 1, 1)
@@ -332,7 +332,7 @@ def test_intervals_over_pairs_resample_spaces_and_say_how_many_stand_behind_a_me
                  for i, v in enumerate(rng.uniform(0.2, 1.8, size=6))}
     runs, final = _two_sets_per_space(per_space)
     boot = Bootstrap(2000, 5)
-    built = tables.build(final, runs, {"rs": "rs", "nsga2": "nsga2"}, boot, SETS)
+    built = registry.build(final, runs, {"rs": "rs", "nsga2": "nsga2"}, boot, SETS)
     row = built["improvement_over_rs"][0].set_index("scope").loc["all"]
     assert (row["n_pairs"], row["n_spaces"], row["n_spaces_in_thesis_mean"]) == (12, 6, 6)
     med = final.groupby(["device", "objective_set"])[["setting", "igd_plus"]].apply(
@@ -357,7 +357,7 @@ def test_held_out_scopes_leave_out_the_spaces_the_hyperparameters_were_selected_
     settings = {"rs": "rs", "nsga2": "nsga2", "nsga2_unaware": "nsga2_unaware"}
     runs = pd.concat([runs, runs[runs["setting"] == "rs"].assign(setting="nsga2_unaware")], ignore_index=True)
     final = pd.concat([final, final[final["setting"] == "rs"].assign(setting="nsga2_unaware")], ignore_index=True)
-    built = tables.build(final, runs, settings, Bootstrap(200, 0), SETS, selection_spaces=["d0/k", "d1/k"])
+    built = registry.build(final, runs, settings, Bootstrap(200, 0), SETS, selection_spaces=["d0/k", "d1/k"])
     for name in ("improvement_over_rs", "eval_time", "aware_over_unaware"):
         # (no multi-objective scope: every set here has several objectives, so it would be `all` again)
         assert built[name][0]["scope"].drop_duplicates().tolist() == [
@@ -372,9 +372,9 @@ def test_held_out_scopes_leave_out_the_spaces_the_hyperparameters_were_selected_
     assert (t2.loc["O3 held-out", "n_pairs"], t2.loc["O3 held-out", "n_spaces"]) == (2, 2)
     assert "d0/k, d1/k" in built["improvement_over_rs"][2]["note"]
     # no selection spaces, or none among a scope's spaces: no held-out twin
-    plain = tables.build(final, runs, settings, Bootstrap(200, 0), SETS)
+    plain = registry.build(final, runs, settings, Bootstrap(200, 0), SETS)
     assert not plain["improvement_over_rs"][0]["scope"].str.contains("held-out").any()
-    other = tables.build(final, runs, settings, Bootstrap(200, 0), SETS, selection_spaces=["elsewhere/k"])
+    other = registry.build(final, runs, settings, Bootstrap(200, 0), SETS, selection_spaces=["elsewhere/k"])
     assert not other["improvement_over_rs"][0]["scope"].str.contains("held-out").any()
 
 
