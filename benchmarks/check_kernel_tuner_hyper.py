@@ -1,6 +1,6 @@
 """Check: seed 003's score of each Dual Annealing configuration against `kernel_tuner.hyper.tune_hyper_params`.
 
-Runs `analysis.hyperparams.kernel_tuner_hyper.check` on Dual Annealing's grid (config/seed003.yaml, its 8 local
+Runs `analysis.kernel_tuner_hyper.check` on Dual Annealing's grid (config/seed003.yaml, its 8 local
 methods, or those of --methods) on A100/convolution and A100/dedispersion: the suite's score (25 runs per space,
 seed 003's scoring with its resamples) and Kernel Tuner's hyper tuner's (brute force over the grid, its
 Hypertuner backend's settings, 25 repeats), once as Kernel Tuner runs it (revisits charged their per-iteration
@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import analysis  # noqa: E402,F401  (first: it pins the numeric kernels before numpy loads, analysis/numerics.py)
 from analysis import config as study_config  # noqa: E402
-from analysis.hyperparams import kernel_tuner_hyper as kth  # noqa: E402
+from analysis import kernel_tuner_hyper as kth  # noqa: E402
 from bench_study import load_average, machine  # noqa: E402
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def report(results: dict[str, pd.DataFrame], methods: list[str], repetitions: in
         "",
         "Written by `benchmarks/check_kernel_tuner_hyper.py` "
         "(docs/hyperparameters-so.md#check-against-kernel_tunerhyper); "
-        "`analysis/hyperparams/kernel_tuner_hyper.py` does the work.",
+        "`analysis/kernel_tuner_hyper.py` does the work.",
         "",
         f"- Machine: {machine()}; Python {platform.python_version()}; load average at the start {load_start}, at "
         f"the end {load_average()} (run under `nice -n 19` beside another computation)",

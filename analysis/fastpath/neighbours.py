@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from kernel_tuner.searchspace import Searchspace
 
-from analysis.simulate.kt_space import gc_paused
+from analysis.kt.space import gc_paused
 
 # Neighbour methods whose answer depends only on the search space and the configuration.
 MEMOISED_METHODS = frozenset({"Hamming", "adjacent", "strictly-adjacent", "closest-param-indices"})

@@ -19,7 +19,7 @@ from kernel_tuner.runners.simulation import SimulationRunner
 from kernel_tuner.strategies import common as kt_common
 
 from analysis.fastpath.patching import swapped
-from analysis.simulate.budget import SimulatedTimeBudget
+from analysis.kt.budget import SimulatedTimeBudget
 
 logger = logging.getLogger(__name__)
 

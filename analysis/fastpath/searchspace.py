@@ -15,7 +15,7 @@ from typing import Any
 
 from kernel_tuner.searchspace import Searchspace
 
-from analysis.simulate.kt_space import KernelTunerSpace, check_restrictions, gc_paused
+from analysis.kt.space import KernelTunerSpace, check_restrictions, gc_paused
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 `engine.simulate_run` is one run; `jobs` is what a simulate job does (all repetitions of one setting at
 each budget); `registry` names the algorithms and checks their options (a new algorithm goes there, or
-in a file of its own: docs/your-tuner.md); `kt_space.KernelTunerSpace` is a space as Kernel Tuner sees
+in a file of its own: docs/your-tuner.md); `KernelTunerSpace` (analysis.kt.space) is a space as Kernel Tuner sees
 it (tune_params, restrictions, cache); `reference` runs the same through plain `tune_kernel`, to check
 the engine against; `constraint_aware` runs the constraint-aware study's strategies to the methodology's
 budget. The engine's exact, faster equivalents of library code are in `analysis.fastpath`.
@@ -16,7 +16,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "KernelTunerSpace": "analysis.simulate.kt_space",
+    "KernelTunerSpace": "analysis.kt.space",
     "Trace": "analysis.simulate.trace",
     "algorithm_names": "analysis.simulate.registry",
     "derive_seed": "analysis.simulate.seeding",

@@ -18,7 +18,7 @@ from analysis.fastpath.population import individual_values_read_once
 from analysis.fastpath.portable import portable_hyperplane
 from analysis.fastpath.runner import lean_cost_function, quiet_config_output
 from analysis.fastpath.snapping import vectorised_snapping
-from analysis.simulate.kt_space import KernelTunerSpace
+from analysis.kt.space import KernelTunerSpace
 from analysis.simulate.pyatf import pyatf_run
 from analysis.simulate.refdirs import reference_directions
 from analysis.simulate.registry import Algorithm, get_algorithm, resolve_options

@@ -12,8 +12,8 @@ import pandas as pd
 
 from analysis.errors import InputError
 from analysis.io import write_parquet
+from analysis.kt.space import gc_paused
 from analysis.simulate import KernelTunerSpace, derive_seed, resolve_options, seed_name, simulate_run
-from analysis.simulate.kt_space import gc_paused
 from analysis.simulate.setup import fresh_searchspace
 from analysis.spaces.export import to_kt_cache
 from analysis.spaces.space import Space

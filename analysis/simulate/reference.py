@@ -11,8 +11,8 @@ from typing import Any
 from kernel_tuner import tune_kernel
 from kernel_tuner import util as kt_util
 
+from analysis.kt.space import KernelTunerSpace, check_restrictions
 from analysis.simulate.engine import strategy_contexts
-from analysis.simulate.kt_space import KernelTunerSpace, check_restrictions
 from analysis.simulate.registry import get_algorithm, resolve_options
 from analysis.simulate.seeding import seed_globals, seeded_latin_hypercube
 from analysis.simulate.trace import Trace, trace_from_results

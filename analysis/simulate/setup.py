@@ -15,8 +15,8 @@ from kernel_tuner.searchspace import Searchspace
 from analysis import fastpath
 from analysis.fastpath.pins import check_once
 from analysis.fastpath.searchspace import copied_searchspace
-from analysis.simulate.budget import SimulatedTimeBudget
-from analysis.simulate.kt_space import KernelTunerSpace, check_restrictions
+from analysis.kt.budget import SimulatedTimeBudget
+from analysis.kt.space import KernelTunerSpace, check_restrictions
 
 MAX_THREADS = 1_000_000_000  # SimulationDevice.max_threads in Kernel Tuner 1.5.0
 KERNEL_NAME = "simulated_kernel"
@@ -65,7 +65,7 @@ def build_setup(
     user's strategy module.
 
     `budget` caps distinct evaluations; `time_limit_ms` additionally caps the simulated evaluation
-    time and `max_proposals` the proposals, repeats included (see `analysis.simulate.budget`).
+    time and `max_proposals` the proposals, repeats included (see `analysis.kt.budget`).
     """
     check_once("setup")  # the Kernel Tuner internals this set-up follows are the pinned ones
     strategy_options = {**strategy_options, "max_fevals": budget}

@@ -42,7 +42,7 @@ SEED_001_GAINS_FILE = literature.path("seed001_gains")  # seed 001 §V-B, the ga
 # budget is fewer evaluations than this is kept out of the aggregates.
 MIN_BUDGET_EVALUATIONS = 20
 # A run's stop reason when the strategy ended it itself, its own iteration limit (maxiter) spent before the
-# time budget (analysis.simulate.budget.STOP_REASONS)
+# time budget (analysis.kt.budget.STOP_REASONS)
 MAXITER_STOP = "strategy"
 
 

@@ -1,4 +1,4 @@
-"""The check of seed 003's scores against kernel_tuner.hyper (analysis.hyperparams.kernel_tuner_hyper).
+"""The check of seed 003's scores against kernel_tuner.hyper (analysis.kernel_tuner_hyper).
 
 The layout is what Kernel Tuner's Hypertuner backend reads (its own `compile` writes the experiments file on
 it, and the methodology's own group set-up finds every file), the patches are in place only for a call, and
@@ -24,7 +24,7 @@ import pytest
 from autotuning_methodology.experiments import get_experiment, get_experimental_groups
 from kernel_tuner.backends import hypertuner
 
-from analysis.hyperparams import kernel_tuner_hyper as kth
+from analysis import kernel_tuner_hyper as kth
 from analysis.spaces.jsonfile import read_json
 
 SPACES = ["A100/convolution", "A100/dedispersion"]

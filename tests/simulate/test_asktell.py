@@ -16,9 +16,9 @@ import pytest
 from kernel_tuner import tune_kernel
 from kernel_tuner.interface import Options
 
+from analysis.kt.budget import SimulatedTimeBudget
 from analysis.simulate import KernelTunerSpace
 from analysis.simulate.asktell import ADAPTER_OPTIONS, CandidateError, Problem, make_problem, tune_with
-from analysis.simulate.budget import SimulatedTimeBudget
 from analysis.simulate.reference import write_cache_json
 from helpers import HUB, LIMIT, REPO, TINY_FAILED, TINY_PARAMS, tiny_cache, tiny_space
 

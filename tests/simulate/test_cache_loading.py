@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.simulate import kt_space as space_module
-from analysis.simulate.kt_space import load_cache_file
+from analysis.kt import space as space_module
+from analysis.kt.space import load_cache_file
 from helpers import REPO
 
 HUB = REPO / "data" / "benchmark_hub" / "cachefiles"

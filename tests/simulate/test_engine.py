@@ -452,7 +452,7 @@ def test_unchecked_proposals_are_snapped_only_when_run(monkeypatch) -> None:
 
 def test_next_is_done_foretells_is_done() -> None:
     """SimulatedTimeBudget.next_is_done answers what the next is_done will, and changes nothing."""
-    from analysis.simulate.budget import SimulatedTimeBudget
+    from analysis.kt.budget import SimulatedTimeBudget
 
     for time_limit, max_fevals, cap in ((3.0, None, None), (None, 3, None), (None, None, 4), (5.0, 10, 6)):
         budget = SimulatedTimeBudget(time_limit, max_fevals, cap)
@@ -556,7 +556,7 @@ def test_bad_evaluation_time_in_a_raw_cache_is_refused(value):
 def test_evaluation_times_checked_by_entry_kind():
     """Integer and largest-float times pass; a failed entry's times are checked too, an InvalidConfig's are not."""
     from analysis.errors import InputError
-    from analysis.simulate.kt_space import prepare_entries
+    from analysis.kt.space import prepare_entries
 
     cache = tiny_cache()
     first, second, third = list(cache["cache"])[:3]

@@ -448,8 +448,8 @@ def test_tampered_space_json_constraint_is_refused_before_kernel_tuner(tmp, bad,
 
 def test_restrictions_reaching_kernel_tuner_are_checked_however_built(tmp):
     from analysis.errors import InputError
+    from analysis.kt.space import KernelTunerSpace
     from analysis.simulate.jobs import space_data
-    from analysis.simulate.kt_space import KernelTunerSpace
     from analysis.simulate.setup import fresh_searchspace
 
     s = make(tmp, [{"time": t} for t in (3.0, 1.0, 2.0, 5.0, 4.0)])

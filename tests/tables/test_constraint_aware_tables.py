@@ -201,7 +201,7 @@ def test_the_cli_passes_the_minimum_to_the_tables(tmp_path):
 
 
 def test_stop_reasons_are_counted_per_reason():
-    from analysis.simulate.budget import STOP_REASONS
+    from analysis.kt.budget import STOP_REASONS
 
     assert MAXITER_STOP in STOP_REASONS
     assert stop_count("strategy:74;time_limit:26", "strategy") == 74
