@@ -20,7 +20,7 @@ import os
 import sys
 from typing import Any
 
-from analysis import logs, numerics, paths
+from analysis import logs, numerics
 from analysis.errors import ArgumentError, InputError, json_argument, summary
 
 log = logging.getLogger("analysis.cli")
@@ -245,7 +245,8 @@ def _ca_tables(a: argparse.Namespace) -> None:
     from analysis.tables import constraint_aware
 
     constraint_aware.tables(a.scores, a.curves, a.out_dir, a.curves_out, a.bootstrap_resamples, a.bootstrap_seed,
-                            a.min_budget_evaluations, resample_files=a.resamples, seed001_gains=a.seed001_gains)
+                            a.min_budget_evaluations, resample_files=a.resamples,
+                            seed001_gains=a.seed001_gains or constraint_aware.SEED_001_GAINS_FILE)
 
 
 def _check_config(a: argparse.Namespace) -> None:
@@ -792,7 +793,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--min-budget-evaluations", type=int, default=20,
                    help="keep a space whose methodology budget is fewer evaluations than this out of every "
                         "aggregate (flagged in column `excluded`)")
-    s.add_argument("--seed001-gains", default=str(paths.LITERATURE / "seed001_gains.csv"),
+    s.add_argument("--seed001-gains",
                    help="seed 001's gains per algorithm, set beside ours (default: data/literature/seed001_gains.csv)")
     s.set_defaults(func=_ca_tables)
 
