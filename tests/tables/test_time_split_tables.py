@@ -13,6 +13,7 @@ from analysis.spaces.compile_cost import provenance_path, where_measured
 from analysis.statistics import Bootstrap
 from analysis.tables import comparison as tables
 from analysis.tables import compile_sensitivity as sensitivity
+from analysis.tables import registry
 from helpers import REPO
 
 BOOT = Bootstrap(200, 0)
@@ -100,7 +101,7 @@ SPACES = {"gpu": {"rs": ([5, 4, 3, 2], 60.0), "nsga2": ([4, 2, 2, 1], 90.0)},
 
 def test_factor_1_reproduces_tables_4_and_5_exactly():
     runs, final = _runs_and_final(SPACES)
-    built = tables.build(final, runs, SETTINGS, BOOT)
+    built = registry.build(final, runs, SETTINGS, BOOT)
     every = {"gpu/k": 1.0, "cpu/k": 1.0}
     out = tables.compile_sensitivity(final, runs, SETTINGS, BOOT, [("one", every)])
     assert (out["published"].to_numpy() == out["scaled"].to_numpy()).all()
