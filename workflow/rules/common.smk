@@ -12,6 +12,7 @@ from analysis.hyperparams import selection as hyperparams
 from analysis.spaces.compile_cost import provenance_path
 from analysis.tables import registry as study_tables
 from analysis.tables import summary as study_summary
+from analysis.tables import literature
 from analysis.errors import ConfigError
 from analysis.objectives import headline_set
 from analysis.simulate.registry import strategy_source

@@ -68,7 +68,7 @@ rule ca_tables:
             for d, k in CA_SPACES
             for name in CA_STRATEGIES
         ],
-        seed001_gains=repo_path("data/literature/seed001_gains.csv"),
+        seed001_gains=str(literature.path("seed001_gains")),
     output:
         runs=f"{TABLES}/constraint_aware_runs.csv",
         scores=f"{TABLES}/constraint_aware_scores.csv",
