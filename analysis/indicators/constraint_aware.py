@@ -26,7 +26,7 @@ import pandas as pd
 from analysis.indicators.methodology import resampled_scores, score_runs
 from analysis.io import write_json, write_parquet
 from analysis.simulate import derive_seed
-from analysis.simulate.constraint_aware import budget_identity, objective_values, with_objective
+from analysis.simulate.constraint_aware import budget_identity, tuned_space
 from analysis.spaces.methodology import ScoreSettings, budget_for_space
 from analysis.spaces.space import STATUS_OK, Space
 
@@ -58,9 +58,8 @@ def space_budget(space_parquet: str | Path, space_meta: str | Path, threshold: M
                  settings: ScoreSettings, out: str | Path) -> None:
     """The methodology's time budget of one space (`budget_for_space`), written once for all its strategies
     with the identity a run checks (`analysis.simulate.constraint_aware.read_budget`)."""
-    space = Space.load(space_parquet, space_meta)
-    objective, values = objective_values(space, threshold)
-    limits = budget_for_space(with_objective(space, objective, values), objective, settings)
+    space, objective = tuned_space(space_parquet, space_meta, threshold)
+    limits = budget_for_space(space, objective, settings)
     write_json({**limits, **budget_identity(objective, threshold, settings)}, out)
 
 
@@ -71,9 +70,7 @@ def score(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[
 
     `group` is the space's configured group (None: the default of `space_group`), a column of the scores.
     """
-    space = Space.load(space_parquet, space_meta)
-    objective, values = objective_values(space, threshold)
-    space = with_objective(space, objective, values)
+    space, objective = tuned_space(space_parquet, space_meta, threshold)
     runs = {name: pd.read_parquet(path) for name, path in run_files.items()}
     label = f"{space.device}/{space.kernel}"
     seed = derive_seed(space=label, objective=objective, purpose="methodology score")
@@ -122,9 +119,7 @@ def resample(space_parquet: str | Path, space_meta: str | Path, threshold: Mappi
     """One strategy's score on `resamples` bootstrap resamples of its runs on one space, and on each half of them
     (`analysis.indicators.methodology.resampled_scores`), seeded from the space and the strategy: the rows the
     tables' score and gain intervals and the run-count example come from."""
-    space = Space.load(space_parquet, space_meta)
-    objective, values = objective_values(space, threshold)
-    space = with_objective(space, objective, values)
+    space, objective = tuned_space(space_parquet, space_meta, threshold)
     label = f"{space.device}/{space.kernel}"
     seed = resample_seed(label, objective, strategy)
     rows = resampled_scores(space, objective, {strategy: pd.read_parquet(run_file)}, settings, {strategy: seed},

@@ -22,7 +22,7 @@ import pandas as pd
 from analysis.indicators.methodology import score_with_resamples
 from analysis.io import write_parquet
 from analysis.simulate import derive_seed
-from analysis.simulate.constraint_aware import objective_values, with_objective
+from analysis.simulate.constraint_aware import tuned_space
 from analysis.spaces.methodology import ScoreSettings
 from analysis.spaces.space import Space
 
@@ -147,10 +147,9 @@ def scored_spaces(spaces: Sequence[tuple[str | Path, str | Path, str | Path]]
     objective, the budget) for scoring."""
     out = []
     for parquet, meta, budget in spaces:
-        space = Space.load(parquet, meta)
-        objective, values = objective_values(space, None)
+        space, objective = tuned_space(parquet, meta, None)
         # the budget's own settings carry no baseline (rule ca_budget), so the file is read as it is
-        out.append((f"{space.device}/{space.kernel}", with_objective(space, objective, values), objective,
+        out.append((f"{space.device}/{space.kernel}", space, objective,
                     json.loads(Path(budget).read_text())))
     return out
 

@@ -121,6 +121,15 @@ def with_objective(space: Space, name: str, values: np.ndarray) -> Space:
                  dict(space.meta), origin=space.origin)
 
 
+def tuned_space(space_parquet: str | Path, space_meta: str | Path,
+                threshold: Mapping[str, Any] | None) -> tuple[Space, str]:
+    """A stored space loaded with the objective tuned on it (`objective_values`) as a stored objective, and
+    that objective's name."""
+    space = Space.load(space_parquet, space_meta)
+    objective, values = objective_values(space, threshold)
+    return with_objective(space, objective, values), objective
+
+
 def budget_identity(objective: str, threshold: Mapping[str, Any] | None, settings: ScoreSettings) -> dict[str, Any]:
     """What a space's budget file (rule ca_budget) records besides the limits, in this order: the objective,
     the threshold and the score settings it was computed for; a run checks them against its own (`read_budget`)."""
@@ -156,9 +165,7 @@ def run(space_parquet: str | Path, space_meta: str | Path, threshold: Mapping[st
     `budget` (written by `analysis.indicators.constraint_aware.space_budget`) or, without it,
     computed here.
     """
-    space = Space.load(space_parquet, space_meta)
-    objective, values = objective_values(space, threshold)
-    space = with_objective(space, objective, values)
+    space, objective = tuned_space(space_parquet, space_meta, threshold)
     if budget is not None:
         limits = read_budget(budget, objective, threshold, settings)
     else:

@@ -31,10 +31,9 @@ from analysis.names import display_name
 from analysis.simulate import resolve_options
 from analysis.simulate.constraint_aware import (
     accepted_run,
-    objective_values,
     read_budget,
     run_identity,
-    with_objective,
+    tuned_space,
 )
 from analysis.simulate.jobs import max_proposals, space_data
 from analysis.spaces.methodology import ScoreSettings
@@ -162,9 +161,7 @@ def run_spaces(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], sett
     """Each (space parquet, space meta, budget file) loaded once, for the runs of any number of entries."""
     out = []
     for parquet, meta, budget in spaces:
-        space = Space.load(parquet, meta)
-        objective, values = objective_values(space, None)
-        space = with_objective(space, objective, values)
+        space, objective = tuned_space(parquet, meta, None)
         out.append(RunSpace(f"{space.device}/{space.kernel}", space, objective,
                             read_budget(budget, objective, None, settings), space_data(space, [objective]),
                             max_proposals(space, proposal_cap)))
