@@ -35,21 +35,30 @@ STUDY_COST = REPO / "benchmarks" / "reports" / "bench_study.csv"
 WHOLE_STUDY = "(whole study)"  # bench_study's row of all the study's jobs
 
 
+def deferred_imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    """The imports of analysis modules inside the functions of `path`, each once, in the order of their lines
+    (tests/test_layout.py asks each for a comment saying why)."""
+    found = {}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(node):
+                if (isinstance(sub, ast.ImportFrom) and sub.module and sub.module.startswith("analysis")) or (
+                        isinstance(sub, ast.Import) and any(a.name.startswith("analysis") for a in sub.names)):
+                    found[(sub.lineno, sub.col_offset)] = sub
+    return [found[key] for key in sorted(found)]
+
+
 def handler_imports(paths: tuple[str, ...] = COMMAND_MODULES) -> list[str]:
     """The analysis modules imported inside the functions of the command modules, sorted."""
     found = set()
     for rel in paths:
-        tree = ast.parse((REPO / rel).read_text())
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.FunctionDef):
-                continue
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.ImportFrom) and sub.module and sub.module.startswith("analysis"):
-                    for alias in sub.names:  # `from analysis.tables import readme` imports a module
-                        name = f"{sub.module}.{alias.name}"
-                        found.add(name if (REPO / (name.replace(".", "/") + ".py")).is_file() else sub.module)
-                elif isinstance(sub, ast.Import):
-                    found.update(a.name for a in sub.names if a.name.startswith("analysis"))
+        for sub in deferred_imports(REPO / rel):
+            if isinstance(sub, ast.ImportFrom):
+                for alias in sub.names:  # `from analysis.tables import readme` imports a module
+                    name = f"{sub.module}.{alias.name}"
+                    found.add(name if (REPO / (name.replace(".", "/") + ".py")).is_file() else sub.module)
+            else:
+                found.update(a.name for a in sub.names if a.name.startswith("analysis"))
     return sorted(found)
 
 
