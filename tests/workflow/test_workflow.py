@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -61,8 +62,6 @@ def test_dry_run_full_config(tmp_path):
 def test_an_excluded_mixed_precision_space_gets_no_tradeoff_figure(tmp_path):
     """A partial CUDA sweep is imported and listed but excluded; its trade-off cloud is not the space's, so no
     figure is made of it (the full config with nvidia-h200/kmeans marked excluded)."""
-    import yaml
-
     cfg = yaml.safe_load((REPO / "config/config.yaml").read_text())
     (entry,) = [s for s in cfg["spaces"] if s["device"] == "nvidia-h200" and s["kernel"] == "kmeans"]
     entry["excluded"] = "a test: as if its sweep were partial"
@@ -115,10 +114,6 @@ def test_dry_run_full_config_with_seed_003(tmp_path):
     """config/seed003.yaml adds the tuning's jobs to the full study's and changes none of them: a grid job per
     `configs_per_job` configurations (the grid's and the default), each algorithm's best, worst and default, and the
     best's and the worst's leaderboard scores with their table."""
-    import math
-
-    import yaml
-
     section = yaml.safe_load((REPO / "config/seed003.yaml").read_text())["hyperparameters_so"]
     chunks = sum(math.ceil((math.prod(len(v) for v in grid.values()) + 1) / section["configs_per_job"])
                  for grid in section["grids"].values())
