@@ -154,7 +154,7 @@ def prefix_defines(kernel_string: str) -> dict[str, str]:
     for line in head.splitlines():
         if line.strip() and not line.startswith("#define "):
             raise ValueError(f"kernel string prefix holds '{line}', not a #define")
-    return variants._defines(kernel_string)
+    return variants.kernel_defines(kernel_string)
 
 
 @dataclass

@@ -1050,7 +1050,7 @@ class KTCupyMeasurer:
         answer: list[Any] = []
         for i, a in enumerate(spec.arguments):
             if a.role == "scalar":
-                args.append(harness._NP_SCALARS[a.type](spec.scalar_value(a, self.size_name)))
+                args.append(harness.NP_SCALARS[a.type](spec.scalar_value(a, self.size_name)))
                 answer.append(None)
                 continue
             shape = spec.shape(a, self.size_name)
