@@ -35,7 +35,7 @@ waits for its module and hands Kernel Tuner that variant's function. Everything 
 verification, observers, benchmarking, the cache, is Kernel Tuner's own.
 
 Each variant's machine code in its module is the code of the configuration compiled alone:
-`tests/sweep/test_cuda_modules.py` compiles a sample of every kernel both ways and compares the
+`tests/gpuvisit/test_cuda_modules.py` compiles a sample of every kernel both ways and compares the
 `.text` section of the function (and its shared memory, constant bank and register count)
 in the two cubins byte for byte (`cubin_functions`).
 """
@@ -53,10 +53,14 @@ import struct
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
+
+from kernel_tuner import core, util
+from kernel_tuner.backends.cupy import CupyFunctions
 
 from analysis.sweep import harness, variants
 from analysis.sweep.kt_setup import cuda_options
@@ -92,10 +96,6 @@ def compiler_options(spec: KernelSpec) -> list[str]:
 
 def block_size_names(spec: KernelSpec, tune_params: Mapping[str, list]) -> list[str]:
     """The block size names Kernel Tuner ends up with in tune_kernel (its own checks and defaults)."""
-    import warnings
-
-    from kernel_tuner import util
-
     t = spec.target("cuda")
     names = list(t.block_size_names) if t.block_size_names else None
     with warnings.catch_warnings():
@@ -113,8 +113,6 @@ class KernelStrings:
     """
 
     def __init__(self, spec: KernelSpec, size_name: str, tune_params: Mapping[str, list] | None = None):
-        from kernel_tuner import core
-
         self.spec = spec
         self.size_name = size_name
         params = dict(tune_params or spec.tune_params("cuda"))
@@ -127,8 +125,6 @@ class KernelStrings:
 
     def __call__(self, params: Mapping[str, Any]) -> tuple[str, str]:
         """(kernel name, kernel string) of a configuration."""
-        from kernel_tuner import util
-
         threads, grid = util.setup_block_and_grid(self.problem_size, self.grid_div, dict(params), self.names)
         name, text, temp_files = self.source.prepare_list_of_files(self.spec.function, dict(params), grid, threads,
                                                                    self.names)
@@ -396,8 +392,7 @@ class PrecompiledModules:
 def _backend_compile(backend: type | None, compile: Callable) -> Iterator[None]:  # noqa: A002
     """While active, Kernel Tuner's CuPy backend (or `backend`) compiles with `compile(self, kernel_instance)`."""
     if backend is None:
-        from kernel_tuner.backends.cupy import CupyFunctions as backend  # noqa: N813
-
+        backend = CupyFunctions
     original = backend.compile
     backend.compile = compile
     try:
