@@ -402,17 +402,17 @@ def build(out: str | Path, *, python_version: str = "3.12", platforms: Sequence[
     (out / "unpack_wheels.py").write_text(UNPACK_PY)
     (out / "check.py").write_text(CHECK_PY.replace("@BLOCKED@", repr(blocked)))
     carried = copy_packs(packs, out / "packs") if packs is not None else []
-    contents = {str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": _sha256(p)}
-                for p in sorted(out.rglob("*")) if p.is_file()}
-    total = sum(v["bytes"] for v in contents.values())
-    manifest = {"target": {"python": python_version, "implementation": "cp",
-                           "platforms": list(platforms or DEFAULT_PLATFORMS)},
-                "built": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                "wheels": {c: r for c, r in sorted(resolution.items()) if "wheel" in r},
-                "left_out": {c: r for c, r in sorted(resolution.items()) if "left_out" in r},
-                "blocked_in_check": blocked, "project_files": len(files), "packs": carried,
-                "files": contents, "bytes": total,
-                "limit_bytes": limit}
+    contents: dict[str, dict[str, Any]] = {str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+                                           for p in sorted(out.rglob("*")) if p.is_file()}
+    total = sum(int(v["bytes"]) for v in contents.values())
+    manifest: dict[str, Any] = {"target": {"python": python_version, "implementation": "cp",
+                                           "platforms": list(platforms or DEFAULT_PLATFORMS)},
+                                "built": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                                "wheels": {c: r for c, r in sorted(resolution.items()) if "wheel" in r},
+                                "left_out": {c: r for c, r in sorted(resolution.items()) if "left_out" in r},
+                                "blocked_in_check": blocked, "project_files": len(files), "packs": carried,
+                                "files": contents, "bytes": total,
+                                "limit_bytes": limit}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     total += (out / "manifest.json").stat().st_size
     manifest["bytes"] = total

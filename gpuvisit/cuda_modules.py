@@ -389,7 +389,7 @@ class PrecompiledModules:
 
 
 @contextlib.contextmanager
-def _backend_compile(backend: type | None, compile: Callable) -> Iterator[None]:  # noqa: A002
+def _backend_compile(backend: type[Any] | None, compile: Callable) -> Iterator[None]:  # noqa: A002
     """While active, Kernel Tuner's CuPy backend (or `backend`) compiles with `compile(self, kernel_instance)`."""
     if backend is None:
         backend = CupyFunctions
@@ -402,7 +402,8 @@ def _backend_compile(backend: type | None, compile: Callable) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def precompiled_compilation(modules: PrecompiledModules, backend: type | None = None) -> Iterator[PrecompiledModules]:
+def precompiled_compilation(modules: PrecompiledModules, backend: type[Any] | None = None
+                            ) -> Iterator[PrecompiledModules]:
     """While active, Kernel Tuner's CuPy backend takes each configuration's function from `modules`."""
 
     def compile(self, kernel_instance):  # noqa: A001 - Kernel Tuner's method name
@@ -417,7 +418,7 @@ def precompiled_compilation(modules: PrecompiledModules, backend: type | None = 
 
 @contextlib.contextmanager
 def nvcc_compilation(spec: KernelSpec, folder: str | Path, arch: str, loader: Callable[[str], Any],
-                     backend: type | None = None, nvcc: str | None = None) -> Iterator[Path]:
+                     backend: type[Any] | None = None, nvcc: str | None = None) -> Iterator[Path]:
     """While active, Kernel Tuner's CuPy backend compiles the kernel string it is handed with nvcc alone.
 
     For one-off runs beside the lease's modules (the correctness gate): the kernel string Kernel
@@ -465,6 +466,14 @@ def _sections(data: bytes) -> dict[str, tuple[int, int, bytes | int, int]]:
     return out
 
 
+def _contents(section: tuple[int, int, bytes | int, int]) -> bytes:
+    """A section's bytes (an error for a NOBITS section, which has only a size)."""
+    contents = section[2]
+    if isinstance(contents, int):
+        raise ValueError("a NOBITS section has no contents")
+    return contents
+
+
 def cubin_functions(path: str | Path) -> dict[str, dict[str, Any]]:
     """Per kernel function of a cubin: its machine code (`text`), static shared memory bytes, the
     contents of its parameter constant bank and its register count."""
@@ -473,8 +482,8 @@ def cubin_functions(path: str | Path) -> dict[str, dict[str, Any]]:
     symtab = secs.get(".symtab")
     symbols: list[str] = []
     if symtab is not None:
-        strtab = secs[".strtab"][2]
-        raw = symtab[2]
+        strtab = _contents(secs[".strtab"])
+        raw = _contents(symtab)
         for off in range(0, len(raw), 24):
             st_name, = struct.unpack_from("<I", raw, off)
             end = strtab.index(b"\0", st_name)
@@ -482,7 +491,7 @@ def cubin_functions(path: str | Path) -> dict[str, dict[str, Any]]:
     regs: dict[str, int] = {}
     info = secs.get(".nv.info")
     if info is not None:
-        raw, pos = info[2], 0
+        raw, pos = _contents(info), 0
         while pos + 4 <= len(raw):
             fmt, attr, size = raw[pos], raw[pos + 1], struct.unpack_from("<H", raw, pos + 2)[0]
             payload_len = size if fmt == 0x04 else 0  # other formats hold their value in the 4 header bytes

@@ -51,12 +51,14 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from analysis.errors import InputError
 from analysis.sweep import cachefile, harness, progress
+from analysis.sweep.spec import KernelSpec
 from gpuvisit import cuda_modules
 from gpuvisit.cache import SIZE, ShardWriter, cache_header, cache_names, config_key, ordered_kernels, source_hash
 from gpuvisit.guard import RESERVE_S, DeadlineReached, Guard
@@ -118,6 +120,177 @@ def visit_summary(provenance: Mapping[str, Any]) -> str:
                       indent=1)
 
 
+@dataclass
+class _Visit:
+    """What one lease run works with while it measures kernel after kernel."""
+
+    work: Path
+    size_name: str
+    batch_min: int
+    clock: Callable[[], float]
+    guard: Guard
+    measurer: Any
+    builder: Any
+    refs: ReferencePool
+    gpu: str
+    earlier: Resumed
+
+
+def _pending(order: Sequence[str], specs: Mapping[str, KernelSpec], earlier: Resumed, this_visit: Resumed,
+             max_configs: int | None) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
+    """Per kernel, the configurations left to measure (the first `max_configs`: samples) and its record so far."""
+    pending: dict[str, list[dict[str, Any]]] = {}
+    kernels_rec: dict[str, dict[str, Any]] = {}
+    for k in order:
+        names = cache_names(specs[k])
+        done = earlier.done(k) | this_visit.done(k)
+        valid = specs[k].valid_configs("cuda")
+        pending[k] = [c for c in valid if config_key(c, names) not in done][:max_configs]  # max_configs: samples
+        valid_keys = {config_key(c, names) for c in valid}
+        kernels_rec[k] = {"configurations": len(valid), "done_before": len(done & valid_keys),
+                          "done_in_earlier_visits": len(earlier.done(k)), "measured_now": 0,
+                          "source_sha256": source_hash(k)}
+    return pending, kernels_rec
+
+
+def _compile_ahead(v: _Visit, order: Sequence[str], specs: Mapping[str, KernelSpec],
+                   pending: Mapping[str, list[dict[str, Any]]], kernels_rec: Mapping[str, dict[str, Any]],
+                   chunk: int, chunks: dict[str, list[cuda_modules.Chunk]]) -> None:
+    """Every pending configuration's module submitted to the builder, and each reference prefetched, in lease
+    order; `chunks` receives each kernel's chunks as they are made."""
+    for k in order:
+        if pending[k]:
+            t0 = time.perf_counter()
+            chunks[k] = cuda_modules.make_chunks(specs[k], pending[k], v.size_name, chunk=chunk,
+                                                 strings=cuda_modules.KernelStrings(specs[k], v.size_name))
+            kernels_rec[k]["modules"] = len(chunks[k])
+            kernels_rec[k]["module_generation_s"] = round(time.perf_counter() - t0, 3)
+            for ch in chunks[k]:
+                v.builder.submit(specs[k], ch)
+            v.refs.prefetch(k)
+
+
+def _set_up(v: _Visit, k: str, spec: KernelSpec, rec: dict[str, Any], pending: Sequence[Mapping[str, Any]],
+            chunks: Sequence[cuda_modules.Chunk]) -> bool:
+    """The kernel's reference, gate and inputs on the device; False (recorded) where the gate or set-up failed."""
+    reference, rec["reference_s"] = v.refs.get(k)
+    t0 = v.clock()
+    try:
+        rec["gate"] = v.measurer.prepare(spec, pending, chunks, v.builder, reference, v.guard)
+    except InputError as exc:  # the correctness gate failed: record, go on with the next kernel
+        rec["gate"] = {"failed": str(exc)}
+        log.error("%s: %s", k, exc)
+        return False
+    except Exception as exc:  # the kernel could not be set up on the device: the same
+        rec["gate"] = {"failed": f"{type(exc).__name__}: {exc}"}
+        log.exception("%s: set-up failed; going on with the next kernel", k)
+        v.measurer.finish(spec, chunks)
+        return False
+    rec["prepare_s"] = round(v.clock() - t0, 3)
+    return True
+
+
+def _measure_batches(v: _Visit, k: str, spec: KernelSpec, rec: dict[str, Any], chunks: Sequence[cuda_modules.Chunk],
+                     writer: ShardWriter) -> tuple[float, int, str | None]:
+    """The kernel's batches, one tune_kernel call each, appended to its shard cache: (measuring seconds, batches,
+    the deadline's stop reason or None). An unexpected failure ends the kernel (recorded in `rec["error"]`)."""
+    tracker = progress.Progress(f"{k}/cuda lease", rec["configurations"], rec["done_before"])
+    measure_s, batches_done = 0.0, 0
+    stop = None
+    for batch in batches(spec, chunks, v.batch_min):
+        scratch = v.work / "scratch" / f"{k}.json"
+        scratch.parent.mkdir(parents=True, exist_ok=True)
+        scratch.unlink(missing_ok=True)
+        t0 = v.clock()
+        try:
+            v.guard.begin_batch()
+            v.measurer.measure(spec, batch, scratch, v.guard, tracker)
+        except DeadlineReached as exc:
+            stop = f"deadline: {exc}"
+        except TimeoutError:  # a module was not built before the deadline (PrecompiledModules' wait)
+            stop = "deadline: waiting for a module"
+        except Exception as exc:  # an unexpected failure ends this kernel, not the visit
+            rec["error"] = f"{type(exc).__name__}: {exc}"
+            log.exception("%s: batch failed; going on with the next kernel", k)
+        finally:
+            v.guard.end_batch()
+            measure_s += v.clock() - t0
+            if scratch.exists():
+                rec["measured_now"] += writer.append(cachefile.read(scratch)["cache"])
+                scratch.unlink()
+            batches_done += 1
+        if stop or "error" in rec:
+            break
+    return measure_s, batches_done, stop
+
+
+def _throughput(v: _Visit, k: str, rec: Mapping[str, Any], chunks: Sequence[cuda_modules.Chunk],
+                measure_s: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The kernel's rates per stage (measure, compile, metrics), and the modules that failed to build."""
+    metrics_s, metrics_n, host_outputs = v.measurer.metrics_seconds()
+    done_mods = [v.builder.results.get((k, ch.index)) for ch in chunks]
+    nvcc_s = sum(r["seconds"] for r in done_mods if r)
+    built = sum(len(ch.configs) for ch, r in zip(chunks, done_mods) if r and r["ok"])
+    throughput = {
+        "measure_s": round(measure_s, 3),
+        "measure_configurations_per_s": round(rec["measured_now"] / measure_s, 3) if measure_s else None,
+        "compile_nvcc_s": round(nvcc_s, 3), "compiled_configurations": built,
+        "compile_configurations_per_nvcc_s": round(built / nvcc_s, 3) if nvcc_s else None,
+        "metrics_s": round(metrics_s, 4), "metrics_checks": metrics_n,
+        "metrics_ms_per_check": round(1000 * metrics_s / metrics_n, 4) if metrics_n else None,
+        "outputs_copied_to_host": host_outputs}
+    return throughput, [r for r in done_mods if r and not r["ok"]]
+
+
+def _measure_kernel(v: _Visit, k: str, spec: KernelSpec, rec: dict[str, Any], pending: Sequence[Mapping[str, Any]],
+                    chunks: Sequence[cuda_modules.Chunk]) -> str | None:
+    """One kernel: set-up, its batches, its record; the deadline's stop reason where the visit must stop."""
+    try:
+        v.guard.begin_kernel()
+    except DeadlineReached as exc:
+        return f"deadline: {exc}"
+    if not _set_up(v, k, spec, rec, pending, chunks):
+        return None
+    writer = ShardWriter(v.work / "shards" / f"{k}.json", cache_header(spec, v.gpu, v.size_name))
+    measure_s, batches_done, stop = _measure_batches(v, k, spec, rec, chunks, writer)
+    throughput, failed = _throughput(v, k, rec, chunks, measure_s)
+    v.measurer.finish(spec, chunks)
+    rec["batches"] = batches_done
+    rec["done_after"] = len(writer.keys | v.earlier.done(k))
+    rec["complete"] = rec["done_after"] == rec["configurations"]
+    rec["throughput"] = throughput
+    if failed:
+        rec["failed_modules"] = [r["error"][-500:] for r in failed[:5]]
+    log.info("%s: %d measured now, %d of %d done, %.2f configurations/s", k, rec["measured_now"],
+             rec["done_after"], rec["configurations"],
+             rec["measured_now"] / measure_s if measure_s else float("nan"))
+    return stop
+
+
+def _shard_caches(work: Path) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """kernel -> (header, entries) of every shard cache in the work folder."""
+    caches = {}
+    for f in sorted((work / "shards").glob("*.json")):
+        doc = cachefile.read(f)
+        kernel = f.name[:-len(".json")]
+        caches[kernel] = ({k: v for k, v in doc.items() if k != "cache"}, doc["cache"])
+    return caches
+
+
+def _resumed(work: Path, resume_paths: Iterable[str | Path], size_name: str, gpu: str, order: Sequence[str]
+             ) -> tuple[Resumed, Resumed]:
+    """What the earlier visits' packs and this visit's work folder (an earlier run of it) hold."""
+    shard_files = sorted((work / "shards").glob("*.json"))
+    for f in shard_files:  # a crash of an earlier run of this visit may have cut a line
+        cachefile.repair(f)
+    shard_files = [f for f in shard_files if f.exists()]
+    earlier = resume(resume_paths, size_name=size_name, gpu=gpu, kernels=order)
+    this_visit = resume(shard_files, size_name=size_name, gpu=gpu, kernels=order) if shard_files else Resumed()
+    for note in earlier.refused + this_visit.refused:
+        log.warning("resume: left out %s", note)
+    return earlier, this_visit
+
+
 def _lease(out, deadline_min, kernels, resume_paths, work: Path, size_name, iterations, chunk, jobs, batch_min,
            energy_window, reserve_s, clock, measurer, builder_factory, reference_workers, files, limit,
            max_configs, start, started_at, stop_at) -> dict[str, Any]:
@@ -129,129 +302,30 @@ def _lease(out, deadline_min, kernels, resume_paths, work: Path, size_name, iter
     gpu = measurer.device["name"]
     gpu_at_start = measurer.environment()
     order = ordered_kernels(kernels)
-    shard_files = sorted((work / "shards").glob("*.json"))
-    for f in shard_files:  # a crash of an earlier run of this visit may have cut a line
-        cachefile.repair(f)
-    shard_files = [f for f in shard_files if f.exists()]
-    earlier = resume(resume_paths, size_name=size_name, gpu=gpu, kernels=order)
-    this_visit = resume(shard_files, size_name=size_name, gpu=gpu, kernels=order) if shard_files else Resumed()
-    for note in earlier.refused + this_visit.refused:
-        log.warning("resume: left out %s", note)
-    kernels_rec: dict[str, dict[str, Any]] = {}
+    earlier, this_visit = _resumed(work, resume_paths, size_name, gpu, order)
     specs = {k: harness.load_spec(k) for k in order}
-    pending: dict[str, list[dict[str, Any]]] = {}
-    for k in order:
-        names = cache_names(specs[k])
-        done = earlier.done(k) | this_visit.done(k)
-        valid = specs[k].valid_configs("cuda")
-        pending[k] = [c for c in valid if config_key(c, names) not in done][:max_configs]  # max_configs: samples
-        valid_keys = {config_key(c, names) for c in valid}
-        kernels_rec[k] = {"configurations": len(valid), "done_before": len(done & valid_keys),
-                          "done_in_earlier_visits": len(earlier.done(k)), "measured_now": 0,
-                          "source_sha256": source_hash(k)}
+    pending, kernels_rec = _pending(order, specs, earlier, this_visit, max_configs)
     log.info("lease %s on %s: %s", visit["id"], gpu, ", ".join(f"{k} {len(pending[k])} pending" for k in order))
     builder = (builder_factory or (lambda folder, arch: cuda_modules.ModuleBuilder(folder, arch, jobs=jobs)))(
         work / "modules", measurer.arch)
-    refs = ReferencePool(work / "refs", size_name, workers=reference_workers)
+    v = _Visit(work, size_name, batch_min, clock, guard, measurer, builder,
+               ReferencePool(work / "refs", size_name, workers=reference_workers), gpu, earlier)
     chunks: dict[str, list[cuda_modules.Chunk]] = {}
     stop_reason = "every requested space is complete"
     try:
-        for k in order:  # compile ahead, in lease order
-            if pending[k]:
-                t0 = time.perf_counter()
-                chunks[k] = cuda_modules.make_chunks(specs[k], pending[k], size_name, chunk=chunk,
-                                                     strings=cuda_modules.KernelStrings(specs[k], size_name))
-                kernels_rec[k]["modules"] = len(chunks[k])
-                kernels_rec[k]["module_generation_s"] = round(time.perf_counter() - t0, 3)
-                for ch in chunks[k]:
-                    builder.submit(specs[k], ch)
-                refs.prefetch(k)
-        for k in order:
-            if not pending[k]:
-                continue
-            spec, rec = specs[k], kernels_rec[k]
-            try:
-                guard.begin_kernel()
-            except DeadlineReached as exc:
-                stop_reason = f"deadline: {exc}"
-                break
-            reference, rec["reference_s"] = refs.get(k)
-            t0 = clock()
-            try:
-                rec["gate"] = measurer.prepare(spec, pending[k], chunks[k], builder, reference, guard)
-            except InputError as exc:  # the correctness gate failed: record, go on with the next kernel
-                rec["gate"] = {"failed": str(exc)}
-                log.error("%s: %s", k, exc)
-                continue
-            except Exception as exc:  # the kernel could not be set up on the device: the same
-                rec["gate"] = {"failed": f"{type(exc).__name__}: {exc}"}
-                log.exception("%s: set-up failed; going on with the next kernel", k)
-                measurer.finish(spec, chunks[k])
-                continue
-            rec["prepare_s"] = round(clock() - t0, 3)
-            writer = ShardWriter(work / "shards" / f"{k}.json", cache_header(spec, gpu, size_name))
-            tracker = progress.Progress(f"{k}/cuda lease", rec["configurations"], rec["done_before"])
-            measure_s, batches_done = 0.0, 0
-            deadline = False
-            for batch in batches(spec, chunks[k], batch_min):
-                scratch = work / "scratch" / f"{k}.json"
-                scratch.parent.mkdir(parents=True, exist_ok=True)
-                scratch.unlink(missing_ok=True)
-                t0 = clock()
-                try:
-                    guard.begin_batch()
-                    measurer.measure(spec, batch, scratch, guard, tracker)
-                except DeadlineReached as exc:
-                    stop_reason, deadline = f"deadline: {exc}", True
-                except TimeoutError:  # a module was not built before the deadline (PrecompiledModules' wait)
-                    stop_reason, deadline = "deadline: waiting for a module", True
-                except Exception as exc:  # an unexpected failure ends this kernel, not the visit
-                    rec["error"] = f"{type(exc).__name__}: {exc}"
-                    log.exception("%s: batch failed; going on with the next kernel", k)
-                finally:
-                    guard.end_batch()
-                    measure_s += clock() - t0
-                    if scratch.exists():
-                        rec["measured_now"] += writer.append(cachefile.read(scratch)["cache"])
-                        scratch.unlink()
-                    batches_done += 1
-                if deadline or "error" in rec:
-                    break
-            metrics_s, metrics_n, host_outputs = measurer.metrics_seconds()
-            measurer.finish(spec, chunks[k])
-            rec["batches"] = batches_done
-            rec["done_after"] = len(writer.keys | earlier.done(k))
-            rec["complete"] = rec["done_after"] == rec["configurations"]
-            done_mods = [builder.results.get((k, ch.index)) for ch in chunks[k]]
-            nvcc_s = sum(r["seconds"] for r in done_mods if r)
-            built = sum(len(ch.configs) for ch, r in zip(chunks[k], done_mods) if r and r["ok"])
-            rec["throughput"] = {
-                "measure_s": round(measure_s, 3),
-                "measure_configurations_per_s": round(rec["measured_now"] / measure_s, 3) if measure_s else None,
-                "compile_nvcc_s": round(nvcc_s, 3), "compiled_configurations": built,
-                "compile_configurations_per_nvcc_s": round(built / nvcc_s, 3) if nvcc_s else None,
-                "metrics_s": round(metrics_s, 4), "metrics_checks": metrics_n,
-                "metrics_ms_per_check": round(1000 * metrics_s / metrics_n, 4) if metrics_n else None,
-                "outputs_copied_to_host": host_outputs}
-            failed = [r for r in done_mods if r and not r["ok"]]
-            if failed:
-                rec["failed_modules"] = [r["error"][-500:] for r in failed[:5]]
-            log.info("%s: %d measured now, %d of %d done, %.2f configurations/s", k, rec["measured_now"],
-                     rec["done_after"], rec["configurations"],
-                     rec["measured_now"] / measure_s if measure_s else float("nan"))
-            if deadline:
+        _compile_ahead(v, order, specs, pending, kernels_rec, chunk, chunks)
+        for k in (k for k in order if pending[k]):
+            stop = _measure_kernel(v, k, specs[k], kernels_rec[k], pending[k], chunks[k])
+            if stop:
+                stop_reason = stop
                 break
     except Exception as exc:  # whatever happened, what was measured is packed
         stop_reason = f"error: {type(exc).__name__}: {exc}"
         log.exception("lease stopped by an error")
     finally:
         builder.close()
-        refs.close()
-    caches = {}
-    for f in sorted((work / "shards").glob("*.json")):
-        doc = cachefile.read(f)
-        kernel = f.name[:-len(".json")]
-        caches[kernel] = ({k: v for k, v in doc.items() if k != "cache"}, doc["cache"])
+        v.refs.close()
+    caches = _shard_caches(work)
     ended = clock()
     provenance = {
         "kind": "gpu-lease visit", "visit": {"id": visit["id"], "started": started_at.isoformat(timespec="seconds"),

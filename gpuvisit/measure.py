@@ -139,15 +139,16 @@ class KTCupyMeasurer:
     """
 
     def __init__(self, *, size_name: str = SIZE, iterations: int = 7, energy_window: float | None = ENERGY_WINDOW_S,
-                 xp=None, loader: Callable[[str], Any] | None = None, backend: type | None = None,
+                 xp: Any = None, loader: Callable[[str], Any] | None = None, backend: type[Any] | None = None,
                  device: Mapping[str, Any] | None = None, energy: Mapping[str, Any] | None = None,
                  gate: Callable[..., dict[str, float]] | None = None):
         if xp is None:
             try:
                 # lazy: CuPy is only on the GPU machine (--plan and --compile-only run without it)
-                import cupy as xp  # noqa: N813
+                import cupy
 
-                xp.cuda.runtime.getDeviceCount()
+                cupy.cuda.runtime.getDeviceCount()
+                xp = cupy
             except Exception as exc:  # ImportError, or CuPy's CUDARuntimeError where there is no device
                 raise LeaseError(None, f"a lease measures on a GPU through CuPy, and here {type(exc).__name__}: {exc} "
                                        "(--plan and --compile-only need no GPU)") from None
@@ -218,14 +219,15 @@ class KTCupyMeasurer:
         answer: list[Any] = []
         for i, a in enumerate(spec.arguments):
             if a.role == "scalar":
-                args.append(harness.NP_SCALARS[a.type](spec.scalar_value(a, self.size_name)))
+                scalar: Callable[[Any], Any] = harness.NP_SCALARS[a.type]
+                args.append(scalar(spec.scalar_value(a, self.size_name)))
                 answer.append(None)
                 continue
             shape = spec.shape(a, self.size_name)
             n = int(np.prod(shape))
             typed = a.type in spec.precision
-            values = np.asarray(inputs[a.name]).reshape(shape).ravel() if a.role == "input" else None
             if a.role == "input":
+                values = np.asarray(inputs[a.name]).reshape(shape).ravel()
                 arrays = {t: xp.asarray(dm.storage(values, t)) for t in (types[a.type] if typed else [a.type])}
                 answer.append(None)
             else:
@@ -307,7 +309,7 @@ class KTCupyMeasurer:
             pool().free_all_blocks()
 
 
-def energy_observer(window: float):
+def energy_observer(window: float | None) -> Any:
     """Kernel Tuner's NVML observer of `nvml_energy` over `window` seconds, never writing the GPU's settings back."""
     class EnergyObserver(NVMLObserver):
         def register_device(self, dev):

@@ -10,7 +10,7 @@ import logging
 import math
 import os
 import tarfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,10 @@ def read_pack(path: str | Path) -> tuple[dict[str, Any], dict[str, list[dict]]]:
             for member in tar.getmembers():
                 if not member.isfile():
                     continue
-                data = tar.extractfile(member).read()
+                fh = tar.extractfile(member)
+                if fh is None:  # none for a regular file; the check is for the type checker
+                    continue
+                data = fh.read()
                 if member.name == "provenance.json":
                     prov = json.loads(data)
                 elif member.name.endswith(".json.gz"):
@@ -53,6 +56,7 @@ def _tar_size(member_sizes: Iterable[int]) -> int:
 
 
 def gzipped(doc: Mapping[str, Any]) -> bytes:
+    """A document as compact JSON, gzipped reproducibly (no time stamp): a pack member or a partial cache."""
     return gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), compresslevel=6, mtime=0)
 
 
@@ -69,6 +73,60 @@ def _parts(kernel: str, header: Mapping[str, Any], entries: Mapping[str, Any], l
         if size <= 1:
             raise LeaseError(None, f"{kernel}: one configuration's entry compresses to over {limit} bytes")
         n = max(n + 1, math.ceil(n * max(len(b) for b in blobs) / limit))
+
+
+Member = tuple[str, bytes]  # a pack file's member: name and contents
+
+
+def _items(caches: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]], item_limit: int) -> list[Member]:
+    """Every kernel's entries as gzipped cache parts of at most `item_limit` bytes, kernels by name."""
+    items: list[Member] = []
+    for kernel in sorted(caches):
+        header, entries = caches[kernel]
+        if not entries:
+            continue
+        for i, blob in enumerate(_parts(kernel, header, entries, item_limit)):
+            items.append((f"{kernel}.part{i:02d}.json.gz", blob))
+    return items
+
+
+def _bins(items: Sequence[Member], extra: Mapping[str, bytes], prov_room: int, limit: int) -> list[list[Member]]:
+    """The members of each pack file: the items first fit, largest first, then `extra` in the first file where
+    they fit (left out with a warning where not); one empty file where there is nothing."""
+    bins: list[list[Member]] = []
+    for name, blob in sorted(items, key=lambda it: -len(it[1])):  # first fit, largest first
+        for b in bins:
+            if _tar_size([prov_room, *(len(x) for _, x in b), len(blob)]) <= limit:
+                b.append((name, blob))
+                break
+        else:
+            bins.append([(name, blob)])
+    if not bins:
+        bins.append([])
+    for name, blob in extra.items():
+        if _tar_size([prov_room, *(len(x) for _, x in bins[0]), len(blob)]) <= limit:
+            bins[0].append((name, blob))
+        else:
+            log.warning("pack: %s (%d bytes) left out: no room in the first file", name, len(blob))
+    return bins
+
+
+def _write_tar(path: Path, members: Sequence[Member], limit: int) -> None:
+    """An uncompressed ustar file of `members` (in that order, mtime 0, mode 0644), written atomically; an
+    AssertionError (and nothing written) where it is over `limit` bytes."""
+    tmp = path.parent / f".{path.name}.tmp"
+    with tarfile.open(tmp, "w", format=tarfile.USTAR_FORMAT) as tar:
+        for member, blob in members:
+            info = tarfile.TarInfo(member)
+            info.size = len(blob)
+            info.mtime = 0
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(blob))
+    size = tmp.stat().st_size
+    if size > limit:
+        tmp.unlink()
+        raise AssertionError(f"{path.name}: {size} bytes, over {limit}")
+    os.replace(tmp, path)
 
 
 def pack(out: str | Path, stamp: str, caches: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]],
@@ -88,29 +146,7 @@ def pack(out: str | Path, stamp: str, caches: Mapping[str, tuple[Mapping[str, An
     item_limit = limit - _tar_size([prov_room, 0]) - 512
     if item_limit <= 0:
         raise LeaseError(out, f"a pack file of {limit} bytes cannot hold the provenance ({prov_room} bytes)")
-    items: list[tuple[str, bytes]] = []
-    for kernel in sorted(caches):
-        header, entries = caches[kernel]
-        if not entries:
-            continue
-        for i, blob in enumerate(_parts(kernel, header, entries, item_limit)):
-            items.append((f"{kernel}.part{i:02d}.json.gz", blob))
-    bins: list[list[tuple[str, bytes]]] = []
-    for name, blob in sorted(items, key=lambda it: -len(it[1])):  # first fit, largest first
-        for b in bins:
-            if _tar_size([prov_room, *(len(x) for _, x in b), len(blob)]) <= limit:
-                b.append((name, blob))
-                break
-        else:
-            bins.append([(name, blob)])
-    if not bins:
-        bins.append([])
-    extra = dict(extra or {})
-    for name, blob in extra.items():
-        if _tar_size([prov_room, *(len(x) for _, x in bins[0]), len(blob)]) <= limit:
-            bins[0].append((name, blob))
-        else:
-            log.warning("pack: %s (%d bytes) left out: no room in the first file", name, len(blob))
+    bins = _bins(_items(caches, item_limit), dict(extra or {}), prov_room, limit)
     if len(bins) > files:
         raise LeaseError(out, f"the measurements need {len(bins)} files of {limit} bytes; at most {files} may "
                               "come back")
@@ -127,18 +163,6 @@ def pack(out: str | Path, stamp: str, caches: Mapping[str, tuple[Mapping[str, An
             old.unlink()
     written = []
     for name, b in zip(names, bins):
-        tmp = out / f".{name}.tmp"
-        with tarfile.open(tmp, "w", format=tarfile.USTAR_FORMAT) as tar:
-            for member, blob in [("provenance.json", prov_bytes), *sorted(b)]:
-                info = tarfile.TarInfo(member)
-                info.size = len(blob)
-                info.mtime = 0
-                info.mode = 0o644
-                tar.addfile(info, io.BytesIO(blob))
-        size = tmp.stat().st_size
-        if size > limit:
-            tmp.unlink()
-            raise AssertionError(f"{name}: {size} bytes, over {limit}")
-        os.replace(tmp, out / name)
+        _write_tar(out / name, [("provenance.json", prov_bytes), *sorted(b)], limit)
         written.append(out / name)
     return written

@@ -182,7 +182,7 @@ def plan_markdown(report: str | Path = REPORT, packs: str | Path = PACKS) -> str
     seconds = sum(p.seconds for p in plans)
     last = max(p.visits[1] for p in plans)
     measured_on = "; ".join(f"{k}: {rate:.1f} configurations/s, {src}" for k, (rate, src) in sorted(rates.items()))
-    setups = {}
+    setups: dict[str, tuple[float, float, str | None]] = {}
     for prov in resumed.provenance:
         for k, rec in (prov.get("kernels") or {}).items():
             if "reference_s" in rec and "prepare_s" in rec:

@@ -54,8 +54,8 @@ def _kernel_of_function(function: str) -> str | None:
 
 def _pack_files(paths: Iterable[str | Path]) -> list[Path]:
     out: list[Path] = []
-    for p in paths:
-        p = Path(p)
+    for given in paths:
+        p = Path(given)
         if p.is_dir():
             out += sorted(q for q in p.rglob("*.tar"))
         elif p.exists():
@@ -63,6 +63,55 @@ def _pack_files(paths: Iterable[str | Path]) -> list[Path]:
         else:
             raise LeaseError(p, "does not exist", field="--resume")
     return out
+
+
+def _add_pack(res: Resumed, f: Path, *, size_name: str, gpu: str | None, hashes: Mapping[str, str],
+              seen_runs: set[str]) -> None:
+    """One pack file's entries of the wanted kernels (`hashes`' keys) into `res`, and its run's provenance once."""
+    prov, docs = read_pack(f)
+    if prov.get("size") != size_name:
+        raise LeaseError(f, f"was measured at size '{prov.get('size')}', this lease's is '{size_name}'")
+    device = (prov.get("gpu") or {}).get("name")
+    if gpu is not None and device != gpu:
+        res.refused.append(f"{f.name}: GPU {device!r}, not {gpu!r}")
+        return
+    for kernel, kdocs in docs.items():
+        if kernel not in hashes:
+            continue
+        old = (prov.get("kernels") or {}).get(kernel, {}).get("source_sha256")
+        if old != hashes[kernel]:
+            raise LeaseError(f, f"{kernel} was measured with other sources (sha256 {old}); the kernel's "
+                                f"current sources hash to {hashes[kernel]}; its measurements cannot be "
+                                "continued", field=f"kernels.{kernel}.source_sha256")
+        for doc in kdocs:
+            res.add(kernel, doc, str(f))
+    run = run_key(prov)
+    if run not in seen_runs:
+        seen_runs.add(run)
+        res.provenance.append(prov)
+        missing = [n for n in (prov.get("pack") or {}).get("files", []) if not (f.parent / n).exists()]
+        if missing:  # what they held is measured again
+            log.warning("resume: visit %s's pack file(s) %s are not beside %s",
+                        prov.get("visit", {}).get("id"), missing, f.name)
+
+
+def _add_cache(res: Resumed, f: Path, *, gpu: str | None, wanted: set[str]) -> None:
+    """A plain Kernel Tuner cache (.json, .json.gz, e.g. a work folder's shard) into `res` where its kernel is
+    wanted."""
+    raw = f.read_bytes()
+    text = gzip.decompress(raw).decode() if f.name.endswith(".gz") else raw.decode()
+    try:
+        doc = cachefile.parse(text)
+    except (json.JSONDecodeError, KeyError) as exc:
+        raise LeaseError(f, f"not a readable Kernel Tuner cache ({exc})") from None
+    kernel = _kernel_of_function(doc.get("kernel_name", ""))
+    if kernel is None:
+        raise LeaseError(f, f"kernel_name '{doc.get('kernel_name')}' is no kernel's function")
+    if kernel in wanted:
+        if gpu is not None and doc.get("device_name") != gpu:
+            res.refused.append(f"{f.name}: GPU {doc.get('device_name')!r}, not {gpu!r}")
+            return
+        res.add(kernel, doc, str(f))
 
 
 def resume(paths: Iterable[str | Path], *, size_name: str = SIZE, gpu: str | None = None,
@@ -78,46 +127,9 @@ def resume(paths: Iterable[str | Path], *, size_name: str = SIZE, gpu: str | Non
     seen_runs: set[str] = set()
     for f in _pack_files(paths):
         if f.suffix == ".tar":
-            prov, docs = read_pack(f)
-            if prov.get("size") != size_name:
-                raise LeaseError(f, f"was measured at size '{prov.get('size')}', this lease's is '{size_name}'")
-            device = (prov.get("gpu") or {}).get("name")
-            if gpu is not None and device != gpu:
-                res.refused.append(f"{f.name}: GPU {device!r}, not {gpu!r}")
-                continue
-            for kernel, kdocs in docs.items():
-                if kernel not in wanted:
-                    continue
-                old = (prov.get("kernels") or {}).get(kernel, {}).get("source_sha256")
-                if old != hashes[kernel]:
-                    raise LeaseError(f, f"{kernel} was measured with other sources (sha256 {old}); the kernel's "
-                                        f"current sources hash to {hashes[kernel]}; its measurements cannot be "
-                                        "continued", field=f"kernels.{kernel}.source_sha256")
-                for doc in kdocs:
-                    res.add(kernel, doc, str(f))
-            run = run_key(prov)
-            if run not in seen_runs:
-                seen_runs.add(run)
-                res.provenance.append(prov)
-                missing = [n for n in (prov.get("pack") or {}).get("files", []) if not (f.parent / n).exists()]
-                if missing:  # what they held is measured again
-                    log.warning("resume: visit %s's pack file(s) %s are not beside %s",
-                                prov.get("visit", {}).get("id"), missing, f.name)
-        else:  # a plain Kernel Tuner cache (.json, .json.gz), e.g. a work folder's shard
-            raw = f.read_bytes()
-            text = gzip.decompress(raw).decode() if f.name.endswith(".gz") else raw.decode()
-            try:
-                doc = cachefile.parse(text)
-            except (json.JSONDecodeError, KeyError) as exc:
-                raise LeaseError(f, f"not a readable Kernel Tuner cache ({exc})") from None
-            kernel = _kernel_of_function(doc.get("kernel_name", ""))
-            if kernel is None:
-                raise LeaseError(f, f"kernel_name '{doc.get('kernel_name')}' is no kernel's function")
-            if kernel in wanted:
-                if gpu is not None and doc.get("device_name") != gpu:
-                    res.refused.append(f"{f.name}: GPU {doc.get('device_name')!r}, not {gpu!r}")
-                    continue
-                res.add(kernel, doc, str(f))
+            _add_pack(res, f, size_name=size_name, gpu=gpu, hashes=hashes, seen_runs=seen_runs)
+        else:
+            _add_cache(res, f, gpu=gpu, wanted=wanted)
     return res
 
 
@@ -154,8 +166,8 @@ def measured_rates(provenance: Sequence[Mapping[str, Any]]) -> dict[str, tuple[f
         n, seconds = sum(r[1] for r in rs), sum(r[2] for r in rs)
         if n >= 50:
             gpus = ", ".join(sorted({r[3] for r in rs}))
-            energy = ("; energy on" if rs[0][0] else
-                      f"; {len(every) - len(rs)} with energy on left out" if len(rs) < len(every) else "")
+            note = ("; energy on" if rs[0][0] else
+                    f"; {len(every) - len(rs)} with energy on left out" if len(rs) < len(every) else "")
             rates[kernel] = (n / seconds, f"measured on {gpus} ({n:,} configurations in {len(rs)} lease "
-                                          f"run{'s' if len(rs) > 1 else ''}{energy})")
+                                          f"run{'s' if len(rs) > 1 else ''}{note})")
     return rates
