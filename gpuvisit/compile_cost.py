@@ -51,7 +51,7 @@ TARGET = "cuda"
 SIZE = "gpu"
 # The published records' wording (data/sweeps/cuda/<gpu>/compile/*.provenance.json and data/MANIFEST.csv): the
 # module and command that measured them, named as they were then; kept so that publishing a measurement again
-# gives the published files unchanged (tests/gpuvisit/test_compile_cost.py). The command is now
+# gives the published files unchanged (tests/gpuvisit/test_cuda_compile_cost.py). The command is now
 # `python -m gpuvisit cuda-compile-cost` (this module).
 PUBLISHED_BY = "analysis.sweep.cuda_compile_cost"
 MANIFEST_SOURCE = f"measured by this suite ({PUBLISHED_BY}, `python -m analysis.cli cuda-compile-cost`)"
