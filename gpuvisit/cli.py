@@ -5,10 +5,10 @@ Each handler parses its arguments and makes one call into the package (gpu-lease
 an InputError (bad input a user can fix: it names the file or the option and the field) into a one-line message
 and exit status 2, as `python -m analysis.cli` does.
 
-Each handler imports the module it needs when it runs, not at the top: `--help`, `gpu-bundle` and `gpu-plan-doc`
-run without loading Kernel Tuner and the lease's modules, and on the GPU machine the install check times nothing
-of what a command does not use. This is the package's only module whose imports wait for a call without a
-comment of their own (tests/test_layout.py).
+Each handler imports the module it needs when it runs, not at the top, so that a command loads only what it uses:
+`--help` and `gpu-bundle` run without Kernel Tuner and the lease's modules, `cuda-compile-cost` without the
+measuring ones. This is the package's only module whose imports wait for a call without a comment of their own
+(tests/test_layout.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from gpuvisit import pack as pack_mod
+from gpuvisit.pack import read_pack
 from helpers import REPO
 
 PACKS = REPO / "data" / "sweeps" / "cuda" / "nvidia-h200" / "packs"
@@ -23,14 +23,14 @@ def test_visits_table_prints_every_packs_recorded_rates():
     assert packs
     rows = 0
     for pack in packs:  # every kernel row of every pack
-        prov, _ = pack_mod.read_pack(pack)
+        prov, _ = read_pack(pack)
         for kernel, rec in prov["kernels"].items():
             t = rec.get("throughput")
             if not t:
                 continue
             rows += 1
             line = next(ln for ln in text.splitlines()
-                        if ln.startswith(str(pack_mod.relative_to(PACKS))) and f" {kernel} " in ln)
+                        if ln.startswith(str(pack.relative_to(PACKS))) and f" {kernel} " in ln)
             assert f"{t['measure_configurations_per_s'] or float('nan'):.2f}" in line
             assert f"{t['metrics_ms_per_check'] or float('nan'):.2f}" in line
             assert line.endswith("on" if prov["energy"]["recorded"] else "off")
