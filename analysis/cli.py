@@ -420,7 +420,8 @@ where things go:
   a new figure       analysis/figures/ (its command: analysis/figures/cli.py)
   a new kernel       workflow/kernels/<name>/ (workflow/kernels/README.md)
   a new command      analysis/cli.py: a handler making one library call, its stage in COMMAND_STAGES
-  a library replica  analysis/fastpath/ (exact, faster equivalents of library internals)"""
+  a library replica  analysis/fastpath/ (exact, faster equivalents of library internals)
+  a GPU visit        gpuvisit/, its own commands: python -m gpuvisit --help (docs/kernels.md)"""
 
 
 def grouped_commands(commands: dict[str, argparse.ArgumentParser]) -> dict[str, list[str]]:
