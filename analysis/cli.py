@@ -385,14 +385,13 @@ STAGES = {
     "indicators": "the quality of every run (IGD+, hypervolume, methodology scores)",
     "tables": "the study's tables, and the README's results rendered from them",
     "figures": "the study's figures",
-    "config/tools": "check configs, describe algorithms, the fast path's pins, generated docs, the GPU bundle",
+    "config/tools": "check configs, describe algorithms, the fast path's pins, generated docs, data",
 }
 # Every command of the parser and its stage (tests/test_cli.py: each command in exactly one stage);
 # within a stage `--help` lists the commands in this order.
 COMMAND_STAGES = {
     "sweep-shard": "sweep", "sweep-merge": "sweep", "sweep-publish": "sweep",
     "compile-cost-measure": "sweep", "compile-cost-publish": "sweep",
-    "gpu-lease": "sweep", "gpu-lease-merge": "sweep", "cuda-compile-cost": "sweep",
     "import-space": "spaces", "fronts": "spaces", "spaces-table": "spaces", "compile-cost-table": "spaces",
     "export-space": "spaces",
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
@@ -409,8 +408,7 @@ COMMAND_STAGES = {
     "figure-constraint-aware-spaces": "figures", "figure-leaderboard": "figures",
     "figure-hyperparameters-so": "figures",
     "check-config": "config/tools", "algorithms": "config/tools", "fastpath": "config/tools",
-    "kernel-sizes": "config/tools", "add-data": "config/tools", "gpu-plan-doc": "config/tools",
-    "gpu-bundle": "config/tools",
+    "kernel-sizes": "config/tools", "add-data": "config/tools",
 }
 OTHER_STAGE = "other"  # commands missing from COMMAND_STAGES: listed, so that `--help` never hides one
 
@@ -422,7 +420,8 @@ where things go:
   a new figure       analysis/figures/ (its command: analysis/figures/cli.py)
   a new kernel       workflow/kernels/<name>/ (workflow/kernels/README.md)
   a new command      analysis/cli.py: a handler making one library call, its stage in COMMAND_STAGES
-  a library replica  analysis/fastpath/ (exact, faster equivalents of library internals)"""
+  a library replica  analysis/fastpath/ (exact, faster equivalents of library internals)
+  a GPU visit        gpuvisit/, its own commands: python -m gpuvisit --help (docs/kernels.md)"""
 
 
 def grouped_commands(commands: dict[str, argparse.ArgumentParser]) -> dict[str, list[str]]:

@@ -7,7 +7,7 @@
 
 Compile stage (needs nvcc only): for each kernel, `--groups` precision combinations of its CUDA
 space drawn at random (seeded), and `--chunk` of each one's optimisation variants drawn at random,
-are compiled both as one module per combination (analysis.sweep.cuda_modules, nvcc -cubin for
+are compiled both as one module per combination (gpuvisit.cuda_modules, nvcc -cubin for
 `--arch`) and one by one from Kernel Tuner's kernel strings, as Kernel Tuner's CUDA backends
 compile (one nvcc each). `--jobs` processes work side by side, one per core, each timing its own
 nvcc calls, so the rates printed are configurations per nvcc-second of one core, grouped and alone,
@@ -15,7 +15,7 @@ with the slowest single configuration (compile times have a long tail: a 16-bit 
 variant with 4x4 tiles read from global memory takes about 24 s where most take 0.4 s).
 
 Measure and metrics stages (need CuPy and a CUDA device; skipped otherwise, and the script says
-so): a lease (analysis.sweep.gpu_lease.lease) over the first `--max-configs` pending configurations
+so): a lease (gpuvisit.lease.lease) over the first `--max-configs` pending configurations
 of each kernel at the `gpu` size, compile-ahead pool and all, then per kernel its measure rate
 (configurations per second of tune_kernel wall time, Kernel Tuner's benchmarking and the device
 metrics included) and the device metrics' milliseconds per configuration; and, for one output,
@@ -23,7 +23,7 @@ the device metrics against copying the output to the host and computing them the
 Tuner's default path).
 
 `--write-report` writes the compile stage's figures to benchmarks/reports/bench_gpu_lease.json,
-from which `python -m analysis.cli gpu-plan-doc` renders the plan in docs/kernels.md. Run it with
+from which `python -m gpuvisit gpu-plan-doc` renders the plan in docs/kernels.md. Run it with
 nothing else heavy on the machine; the load average before and after is printed and recorded.
 """
 
@@ -49,8 +49,8 @@ def sample_groups(kernel: str, groups: int, chunk: int, seed: int = 7) -> list[l
     """`groups` precision combinations drawn at random (seeded), each with `chunk` of its variants drawn at random."""
     import random
 
-    from analysis.sweep import cuda_modules as cm
     from analysis.sweep import harness
+    from gpuvisit import cuda_modules as cm
 
     spec = harness.load_spec(kernel)
     by_key: dict[tuple, list[dict]] = {}
@@ -62,8 +62,8 @@ def sample_groups(kernel: str, groups: int, chunk: int, seed: int = 7) -> list[l
 
 
 def _alone_job(kernel: str, text: str, out: str, arch: str) -> float:
-    from analysis.sweep import cuda_modules as cm
     from analysis.sweep import harness
+    from gpuvisit import cuda_modules as cm
 
     start = time.perf_counter()
     cm.compile_alone(harness.load_spec(kernel), text, Path(out), arch)
@@ -71,8 +71,8 @@ def _alone_job(kernel: str, text: str, out: str, arch: str) -> float:
 
 
 def modules_in_space(kernel: str, chunk: int) -> int:
-    from analysis.sweep import cuda_modules as cm
     from analysis.sweep import harness
+    from gpuvisit import cuda_modules as cm
 
     spec = harness.load_spec(kernel)
     counts: dict[tuple, int] = {}
@@ -87,8 +87,8 @@ def compile_stage(kernel: str, *, groups: int, chunk: int, arch: str, jobs: int)
     `jobs` processes side by side, one per core, each timing its own nvcc calls)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from analysis.sweep import cuda_modules as cm
     from analysis.sweep import harness
+    from gpuvisit import cuda_modules as cm
 
     spec = harness.load_spec(kernel)
     strings = cm.KernelStrings(spec, "gpu")
@@ -132,12 +132,12 @@ def gpu_available() -> tuple[bool, str]:
 
 def visits_table(folder: Path) -> str:
     """Per visit (pack) and kernel, the stage rates the lease recorded on the GPU machine."""
-    from analysis.sweep import gpu_lease
+    from gpuvisit.pack import read_pack
 
     lines = [f"{'pack':<48}{'kernel':<15}{'measured':>9}{'measure cfg/s':>15}{'metrics ms/cfg':>16}"
              f"{'nvcc s/cfg':>12}{'to host':>9}  energy"]
     for pack in sorted(folder.rglob("*.tar")):
-        prov, _ = gpu_lease.read_pack(pack)
+        prov, _ = read_pack(pack)
         energy = "on" if prov["energy"].get("recorded") else "off"
         for kernel, rec in prov["kernels"].items():
             t = rec.get("throughput")
@@ -190,10 +190,11 @@ def metrics_comparison(kernel: str = "blackscholes") -> dict:
 
 
 def main(argv=None) -> int:
-    from analysis.sweep import cuda_modules as cm
-    from analysis.sweep import gpu_lease
     from analysis.sweep.provenance import cpu_model
     from analysis.sweep.spec import list_kernels
+    from gpuvisit import cuda_modules as cm
+    from gpuvisit import lease as gpu_lease
+    from gpuvisit.cache import ordered_kernels
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kernels", nargs="*", default=None)
@@ -230,7 +231,7 @@ def main(argv=None) -> int:
         if a.json:
             Path(a.json).write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
         return 0
-    kernels = gpu_lease.ordered_kernels(a.kernels or list_kernels())
+    kernels = ordered_kernels(a.kernels or list_kernels())
     load_before = os.getloadavg()
     machine = {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "load_average_before": [round(x, 2) for x in
                                                                                                load_before]}

@@ -3,15 +3,15 @@
     python benchmarks/bench_startup.py [--repeats 5] [--csv benchmarks/reports/startup.csv]
                                        [--report benchmarks/reports/bench_startup.md]
 
-Every rule of the workflow runs `python -m analysis.cli <command>`, so every job pays the import of
-analysis.cli. The command modules (analysis.cli, analysis.figures.cli, analysis.sweep.commands,
-analysis.sweep.gpu_commands) import the library a command needs inside the command's handler; this script
-measures why. In fresh interpreters, alternately, `--repeats` times each, it times (a) importing analysis.cli as
-it is, which is what a job pays before its command's own imports, and (b) importing analysis.cli and then every
-module those handlers import (read from their code), which is what every job would pay with those imports at the
-top of the modules. The ratio is (b) / (a), the baseline measured in the same run; the report also multiplies the
-difference by the job count of the last whole-study run (benchmarks/reports/bench_study.csv). Measure with nothing
-else heavy running: the report states the load before and after.
+Every rule of the workflow runs `python -m analysis.cli <command>`, so every job pays the import of analysis.cli.
+The command modules (analysis.cli, analysis.figures.cli, analysis.sweep.commands) import the library a command
+needs inside the command's handler; this script measures why. (The GPU visit's commands, `python -m gpuvisit`, are
+no job's: no rule starts them.) In fresh interpreters, alternately, `--repeats` times each, it times (a) importing
+analysis.cli as it is, which is what a job pays before its command's own imports, and (b) importing analysis.cli
+and then every module those handlers import (read from their code), which is what every job would pay with those
+imports at the top of the modules. The ratio is (b) / (a), the baseline measured in the same run; the report also
+multiplies the difference by the job count of the last whole-study run (benchmarks/reports/bench_study.csv).
+Measure with nothing else heavy running: the report states the load before and after.
 """
 
 from __future__ import annotations
@@ -29,21 +29,25 @@ from pathlib import Path
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
-COMMAND_MODULES = ("analysis/cli.py", "analysis/figures/cli.py", "analysis/sweep/commands.py",
-                   "analysis/sweep/gpu_commands.py")
+COMMAND_MODULES = ("analysis/cli.py", "analysis/figures/cli.py", "analysis/sweep/commands.py")
 STUDY_COST = REPO / "benchmarks" / "reports" / "bench_study.csv"
 WHOLE_STUDY = "(whole study)"  # bench_study's row of all the study's jobs
 
 
-def deferred_imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
-    """The imports of analysis modules inside the functions of `path`, each once, in the order of their lines
-    (tests/test_layout.py asks each for a comment saying why)."""
+def deferred_imports(path: Path, packages: tuple[str, ...] | None = ("analysis",)
+                     ) -> list[ast.Import | ast.ImportFrom]:
+    """The imports of `packages`' modules (None: of any module) inside the functions of `path`, each once, in the
+    order of their lines (tests/test_layout.py asks each for a comment saying why)."""
+
+    def wanted(name: str | None) -> bool:
+        return packages is None or bool(name) and str(name).split(".")[0] in packages
+
     found = {}
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for sub in ast.walk(node):
-                if (isinstance(sub, ast.ImportFrom) and sub.module and sub.module.startswith("analysis")) or (
-                        isinstance(sub, ast.Import) and any(a.name.startswith("analysis") for a in sub.names)):
+                if (isinstance(sub, ast.ImportFrom) and sub.level == 0 and wanted(sub.module)) or (
+                        isinstance(sub, ast.Import) and any(wanted(a.name) for a in sub.names)):
                     found[(sub.lineno, sub.col_offset)] = sub
     return [found[key] for key in sorted(found)]
 

@@ -98,8 +98,6 @@ def one_error_line(err: str) -> str:
     (["lb-score", "--spaces", "s.parquet", "s.json", "b.json", "--name", "x", "--source", "run", "--runs", "r",
       "--repetitions", "2", "--resamples", "0", "--scores", "x", "--curves", "y"],
      "argument --source: 'run' is not one of runs, constraint_aware, hyperparameters_so"),
-    (["gpu-lease", "--compile-only"], "argument --compile-only: needs --kernels and --out"),
-    (["gpu-lease", "--out", "x"], "argument --deadline-min: a lease needs --deadline-min and --out"),
     (["figure-anytime", "--curves", "c.parquet", "--device", "d", "--kernel", "k", "--objective-set", "time",
       "--objectives", '"time"', "--pdf", "a.pdf", "--png", "a.png"], "argument --objectives: not a JSON list"),
 ])
@@ -128,9 +126,9 @@ def test_argument_errors_are_input_errors_naming_the_option():
         json_argument("--x", "{'a': 1}")
 
 
-# the files that may end the process themselves: the entry point's `__main__` guard, and the install
-# check script that gpu_bundle writes for the GPU machine (a text, run there on its own)
-EXITS_ALLOWED = {"analysis/cli.py", "analysis/sweep/gpu_bundle.py"}
+# the file that may end the process itself: the entry point's `__main__` guard (gpuvisit's commands:
+# tests/gpuvisit/test_gpuvisit_cli.py)
+EXITS_ALLOWED = {"analysis/cli.py"}
 
 
 def test_the_library_never_exits_the_process():

@@ -1,5 +1,6 @@
 """The package layout: stages import only from earlier stages, shared modules from no stage, and the
-folder names are the rule files' stages."""
+folder names are the rule files' stages; the GPU visit's package (gpuvisit/) builds on analysis.sweep's public
+names and the shared modules, and the study (analysis/, the workflow) never imports it."""
 
 from __future__ import annotations
 
@@ -66,8 +67,7 @@ def test_every_rule_file_has_its_stage_package() -> None:
 
 # The command modules: their handlers import what a command needs when it runs (benchmarks/bench_startup.py
 # measures what the imports would cost every job at the top). Every other import inside a function says why.
-COMMAND_MODULES = {"analysis/cli.py", "analysis/figures/cli.py", "analysis/sweep/commands.py",
-                   "analysis/sweep/gpu_commands.py"}
+COMMAND_MODULES = {"analysis/cli.py", "analysis/figures/cli.py", "analysis/sweep/commands.py", "gpuvisit/cli.py"}
 REASON = "lazy"  # the word that opens (or, on the import's own line, is in) the comment that says why
 
 
@@ -145,11 +145,11 @@ def test_the_circle_finder_finds_a_circle() -> None:
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def unexplained_imports(path: Path) -> list[str]:
-    """The deferred imports of `path` with no comment saying why: none on their line has the word REASON, and
-    no line of the comment block right above them opens with it."""
+def unexplained_imports(path: Path, packages: tuple[str, ...] | None = ("analysis",)) -> list[str]:
+    """The deferred imports (of `packages`' modules; None: of any) of `path` with no comment saying why: none on
+    their line has the word REASON, and no line of the comment block right above them opens with it."""
     lines, out = path.read_text().split("\n"), []
-    for node in bench_startup.deferred_imports(path):
+    for node in bench_startup.deferred_imports(path, packages):
         line, statement = node.lineno, ast.unparse(node)
         above, k = [], line - 2
         while k >= 0 and lines[k].strip().startswith("#"):
@@ -172,3 +172,102 @@ def test_a_deferred_import_without_its_reason_is_found(tmp_path) -> None:
                       "    # lazy: imports pandas\n    from analysis.io import write_text\n\n\ndef h():\n"
                       "    from analysis import io  # lazy: as in g\n    import json\n")
     assert unexplained_imports(module) == ["2: from analysis.io import write_csv"]
+
+
+# ---- the GPU visit's package: gpuvisit -> analysis, never the other way --------------------------------------
+
+GPUVISIT = sorted((REPO / "gpuvisit").rglob("*.py"))
+# what gpuvisit may import of analysis: the sweep stage's modules and the shared ones
+GPUVISIT_MAY_IMPORT = {"analysis.sweep"} | {f"analysis.{m}" for m in SHARED}
+
+
+def imports_of(path: Path, package: str) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names imported from it) of every import of `package`'s modules in `path` (anywhere in it)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
+                node.module.split(".")[0] == package:
+            found.append((node.lineno, node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name, []) for a in node.names if a.name.split(".")[0] == package]
+    return found
+
+
+def study_imports_of_gpuvisit(root: Path = REPO) -> list[str]:
+    """Where the study (analysis/, the Snakefile, workflow/) imports gpuvisit: `file:line module`."""
+    files = sorted((root / "analysis").rglob("*.py")) + sorted((root / "workflow").rglob("*.py"))
+    found = [f"{p.relative_to(root).as_posix()}:{line} {module}" for p in files
+             for line, module, _ in imports_of(p, "gpuvisit")]
+    rules = [root / "Snakefile", *sorted((root / "workflow").rglob("*.smk"))]
+    for path in (p for p in rules if p.is_file()):
+        for i, text in enumerate(path.read_text().splitlines(), 1):
+            words = text.split()
+            if len(words) >= 2 and words[0] in ("import", "from") and words[1].split(".")[0] == "gpuvisit":
+                found.append(f"{path.relative_to(root).as_posix()}:{i} {words[1]}")
+            elif "-m gpuvisit" in text:
+                found.append(f"{path.relative_to(root).as_posix()}:{i} python -m gpuvisit")
+    return found
+
+
+def test_the_study_never_imports_gpuvisit() -> None:
+    assert study_imports_of_gpuvisit() == [], "the study reads data/sweeps/ only; gpuvisit imports analysis"
+
+
+def test_an_import_of_gpuvisit_by_the_study_is_found(tmp_path) -> None:
+    (tmp_path / "analysis" / "sweep").mkdir(parents=True)
+    (tmp_path / "workflow" / "rules").mkdir(parents=True)
+    (tmp_path / "analysis" / "sweep" / "m.py").write_text("def f():\n    from gpuvisit.pack import read_pack\n")
+    rule = 'rule r:\n    shell:\n        "python -m gpuvisit gpu-lease"\n'
+    (tmp_path / "workflow" / "rules" / "r.smk").write_text(rule)
+    (tmp_path / "Snakefile").write_text("import gpuvisit.plan\n")
+    assert study_imports_of_gpuvisit(tmp_path) == ["analysis/sweep/m.py:2 gpuvisit.pack", "Snakefile:1 gpuvisit.plan",
+                                                   "workflow/rules/r.smk:3 python -m gpuvisit"]
+
+
+@pytest.mark.parametrize("path", GPUVISIT, ids=[str(p.relative_to(REPO)) for p in GPUVISIT])
+def test_gpuvisit_imports_only_public_names_of_the_sweep_and_the_shared_modules(path: Path) -> None:
+    bad = []
+    aliases = set()
+    for line, module, names in imports_of(path, "analysis"):
+        if not any(module == m or module.startswith(m + ".") for m in GPUVISIT_MAY_IMPORT) and not (
+                module == "analysis" and all(f"analysis.{n}" in GPUVISIT_MAY_IMPORT for n in names)):
+            bad.append(f"{line}: {module} is neither analysis.sweep nor a shared module")
+        bad += [f"{line}: {module}.{n} is private" for n in [*module.split("."), *names] if n.startswith("_")]
+        aliases.update(names or [module.split(".")[0]])
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("analysis"):
+            aliases.update(a.asname for a in node.names if a.asname)
+    for node in ast.walk(ast.parse(path.read_text())):  # harness._private through an imported module
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases and \
+                node.attr.startswith("_") and not node.attr.startswith("__"):
+            bad.append(f"{node.lineno}: {node.value.id}.{node.attr} is private")
+    assert bad == [], f"{path.relative_to(REPO)}:\n" + "\n".join(bad)
+
+
+def gpuvisit_graph() -> dict[str, set[str]]:
+    """gpuvisit module -> the gpuvisit modules its top-level imports load."""
+    names = {_module_name(p) for p in GPUVISIT}
+    graph = {}
+    for path in GPUVISIT:
+        found = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "gpuvisit":
+                found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.split(".")[0] == "gpuvisit"}
+        graph[_module_name(path)] = (found & names) - {_module_name(path), "gpuvisit"}
+    return graph
+
+
+def test_gpuvisit_modules_import_one_another_in_no_circle() -> None:
+    graph = gpuvisit_graph()
+    assert {"gpuvisit.lease", "gpuvisit.pack", "gpuvisit.plan", "gpuvisit.merge"} <= set(graph)
+    assert "gpuvisit.cache" in graph["gpuvisit.pack"]
+    assert cycles(graph) == []
+
+
+def test_gpuvisit_imports_sit_at_the_top_unless_a_comment_says_why() -> None:
+    """Every import inside a function of gpuvisit (of any module) says why, but the command module's handlers'."""
+    unexplained = [f"{p.relative_to(REPO).as_posix()}:{u}" for p in GPUVISIT
+                   if p.relative_to(REPO).as_posix() not in COMMAND_MODULES for u in unexplained_imports(p, None)]
+    assert unexplained == [], "imports inside functions without a comment saying why:\n" + "\n".join(unexplained)

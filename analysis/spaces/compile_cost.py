@@ -287,7 +287,7 @@ def where_measured(meta_path: str | Path) -> dict[str, Any] | None:
 
     `elsewhere` is whether a compile measurement's machine differs from the space's; `outside_check_ratio` the
     ratio that measurement's outside check found between the space's machine's compile speed and its own
-    (cuda_compile_cost.outside_check; None where it has none). A provenance file that is missing or names no
+    (gpuvisit.compile_cost.outside_check; None where it has none). A provenance file that is missing or names no
     machine is an error naming it.
     """
     meta = read_json(meta_path)

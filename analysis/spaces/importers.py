@@ -214,7 +214,8 @@ def _refuse_grouped(doc: Mapping[str, Any], path: Path) -> None:
                                    "library or CUDA module shared by several configurations): its compile_time is not "
                                    "what compiling it alone costs; give the space `compile_times:` (Kernel Tuner "
                                    "caches of configurations compiled one by one: `python -m analysis.cli "
-                                   "compile-cost-measure` on the host CPU, `cuda-compile-cost` for CUDA)",
+                                   "compile-cost-measure` on the host CPU, `python -m gpuvisit cuda-compile-cost` "
+                                   "for CUDA)",
                              field="library_build_time")
 
 

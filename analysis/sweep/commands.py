@@ -1,5 +1,5 @@
 """Sub-commands of `python -m analysis.cli` for sweeps: sweep-shard, sweep-merge, sweep-publish, the
-compile-cost measurement and kernel-sizes; the GPU lease's come from analysis.sweep.gpu_commands.
+compile-cost measurement and kernel-sizes. A GPU visit's commands are `python -m gpuvisit`'s (gpuvisit.cli).
 
 Each handler parses its arguments and makes one call into analysis.sweep.
 
@@ -141,7 +141,3 @@ def add_commands(sub) -> None:
     s.add_argument("--readme", default="workflow/kernels/README.md")
     s.add_argument("--check", action="store_true", help="write nothing; exit 1 when the README differs")
     s.set_defaults(func=_sizes)
-
-    from analysis.sweep.gpu_commands import add_commands as add_gpu_commands  # gpu-lease, gpu-bundle, ...
-
-    add_gpu_commands(sub)

@@ -34,7 +34,8 @@ CXX_FLAGS = ["-O3", "-fopenmp", "-std=c++17"]
 NVCC_ARCHS = ("sm_80", "sm_90")
 _CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint32": ctypes.c_uint32,
            "double": ctypes.c_double, "float": ctypes.c_float}
-_NP_SCALARS = {"int32": np.int32, "int64": np.int64, "uint32": np.uint32, "double": np.float64, "float": np.float32}
+# the NumPy scalar type of each scalar argument type (the sweeps and the GPU visits build arguments with it)
+NP_SCALARS = {"int32": np.int32, "int64": np.int64, "uint32": np.uint32, "double": np.float64, "float": np.float32}
 
 
 def cxx_flags() -> list[str]:
@@ -147,7 +148,7 @@ def kernel_arguments(spec: KernelSpec, params: Mapping[str, Any], inputs: Mappin
     args: list[np.ndarray | np.generic] = []
     for a in spec.arguments:
         if a.role == "scalar":
-            args.append(_NP_SCALARS[a.type](spec.scalar_value(a, size_name)))
+            args.append(NP_SCALARS[a.type](spec.scalar_value(a, size_name)))
             continue
         typ = spec.arg_type(a, params)
         shape = spec.shape(a, size_name)

@@ -2,7 +2,7 @@
 source, the scratch folder Kernel Tuner works in, and the pinned OpenMP runtime.
 
 The shard sweep (analysis.sweep.shard), its correctness gate and the GPU lease
-(analysis.sweep.gpu_lease, analysis.sweep.cuda_modules) share these, so that every path
+(gpuvisit.measure, gpuvisit.cuda_modules) share these, so that every path
 compiles and launches a kernel the same way.
 """
 

@@ -216,7 +216,7 @@ def _tunable_arguments(spec: KernelSpec, inputs: Mapping[str, np.ndarray], size_
     args: list = []
     for a in spec.arguments:
         if a.role == "scalar":
-            args.append(harness._NP_SCALARS[a.type](spec.scalar_value(a, size_name)))
+            args.append(harness.NP_SCALARS[a.type](spec.scalar_value(a, size_name)))
             continue
         shape = spec.shape(a, size_name)
         data = np.asarray(inputs[a.name]).reshape(shape).ravel() if a.role == "input" else np.zeros(int(np.prod(shape)))

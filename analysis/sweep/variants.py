@@ -131,7 +131,7 @@ def build(spec: KernelSpec, common_defines: Mapping[str, Any], variants: Sequenc
     return lib
 
 
-def _defines(kernel_string: str) -> dict[str, str]:
+def kernel_defines(kernel_string: str) -> dict[str, str]:
     """The `#define name value` lines Kernel Tuner put before `#line 1`."""
     head = kernel_string.split("#line 1\n", 1)[0]
     out = {}
@@ -181,7 +181,7 @@ class GroupedLibraries:
         if group not in self.libs:
             if self.folder is None:
                 self.folder = Path(tempfile.mkdtemp(prefix=f"tsb-{self.spec.name}-variants-"))
-            defines = _defines(kernel_string)
+            defines = kernel_defines(kernel_string)
             common = {k: v for k, v in defines.items() if k not in self.own}
             start = time.perf_counter()
             lib = build(self.spec, common, [dict(zip(self.own, v)) for v in variants],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from analysis.sweep import gpu_lease
+from gpuvisit.pack import read_pack
 from helpers import REPO
 
 PACKS = REPO / "data" / "sweeps" / "cuda" / "nvidia-h200" / "packs"
@@ -23,7 +23,7 @@ def test_visits_table_prints_every_packs_recorded_rates():
     assert packs
     rows = 0
     for pack in packs:  # every kernel row of every pack
-        prov, _ = gpu_lease.read_pack(pack)
+        prov, _ = read_pack(pack)
         for kernel, rec in prov["kernels"].items():
             t = rec.get("throughput")
             if not t:

@@ -1,4 +1,4 @@
-"""The GPU machine's bundle (analysis.sweep.gpu_bundle). NEEDS NETWORK: it downloads wheels from PyPI
+"""The GPU machine's bundle (gpuvisit.bundle). NEEDS NETWORK: it downloads wheels from PyPI
 (about 19 MiB per Python version, once per test session; pip's own cache makes reruns quick)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.sweep import gpu_bundle
 from analysis.sweep.harness import nvcc_available
+from gpuvisit import bundle as gpu_bundle
 
 LOCAL = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
@@ -62,7 +62,7 @@ def test_bundle_for_the_gpu_machine(bundles):
         assert (folder / rel).stat().st_size == rec["bytes"]
     with tarfile.open(folder / "project.tar.gz") as tar:
         members = set(tar.getnames())
-    assert {"analysis/sweep/gpu_lease.py", "analysis/cli.py", "workflow/kernels/bessel/kernel.cu",
+    assert {"gpuvisit/lease.py", "gpuvisit/cli.py", "analysis/cli.py", "workflow/kernels/bessel/kernel.cu",
             "workflow/kernels/common/precision.h", "pyproject.toml"} <= members
     assert not any("__pycache__" in m for m in members)
 
@@ -84,7 +84,7 @@ def test_bundle_installs_offline_and_runs_the_lease_commands(bundles, tmp_path):
                "        if name.split('.')[0] in ('scipy', 'sklearn', 'pymoo', 'matplotlib'):\n"
                "            raise ImportError(name)\n"
                "sys.meta_path.insert(0, B())\n"
-               "from analysis.cli import main\n"
+               "from gpuvisit.cli import main\n"
                "import kernel_tuner, analysis\n"
                "assert kernel_tuner.__file__.startswith(sys.argv[1]), kernel_tuner.__file__\n"
                "assert analysis.__file__.startswith(sys.argv[2]), analysis.__file__\n"

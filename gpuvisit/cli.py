@@ -1,30 +1,36 @@
-"""Sub-commands of `python -m analysis.cli` for GPU leases: gpu-lease, gpu-lease-merge, gpu-bundle, gpu-plan-doc,
-cuda-compile-cost.
+"""The commands of a GPU visit: `python -m gpuvisit <command>` (gpu-lease, gpu-lease-merge, gpu-bundle,
+gpu-plan-doc, cuda-compile-cost).
 
-Each handler parses its arguments and makes one call into analysis.sweep (gpu-lease: one per mode).
+Each handler parses its arguments and makes one call into the package (gpu-lease: one per mode); `main` turns
+an InputError (bad input a user can fix: it names the file or the option and the field) into a one-line message
+and exit status 2, as `python -m analysis.cli` does.
 
-Each handler imports the library it needs when it runs, not at the top: every job of the workflow starts here,
-and importing what all handlers need would add seconds to each (measured by benchmarks/bench_startup.py, report in
-benchmarks/reports/bench_startup.md). These command modules are the only ones whose imports wait for a call
-without a comment of their own (tests/test_layout.py).
+Each handler imports the module it needs when it runs, not at the top, so that a command loads only what it uses:
+`--help` and `gpu-bundle` run without Kernel Tuner and the lease's modules, `cuda-compile-cost` without the
+measuring ones. This is the package's only module whose imports wait for a call without a comment of their own
+(tests/test_layout.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
+from typing import Any
 
-from analysis.errors import ArgumentError
+from analysis import logs, numerics
+from analysis.errors import ArgumentError, InputError, summary
 
-log = logging.getLogger("analysis.cli")
+log = logging.getLogger("gpuvisit.cli")
 
 
 def _lease(a: argparse.Namespace) -> int:
-    from analysis.sweep import cuda_modules, gpu_lease
+    from gpuvisit import cuda_modules, guard, lease, plan
 
     if a.plan:
-        print(gpu_lease.plan_report(a.kernels or None, a.resume, size_name=a.size, gpu=a.gpu,
-                                    visit_minutes=a.visit_minutes, reserve_s=a.reserve_s))
+        print(plan.plan_report(a.kernels or None, a.resume, size_name=a.size, gpu=a.gpu,
+                               visit_minutes=a.visit_minutes, reserve_s=a.reserve_s))
         return 0
     if a.compile_only:
         if not a.kernels or not a.out:
@@ -33,59 +39,59 @@ def _lease(a: argparse.Namespace) -> int:
                                            limit=a.max_configs)
     if a.deadline_min is None or not a.out:
         raise ArgumentError("--deadline-min", "a lease needs --deadline-min and --out (or --plan, or --compile-only)")
-    print(gpu_lease.visit_summary(gpu_lease.lease(
+    print(lease.visit_summary(lease.lease(
         a.out, a.deadline_min, kernels=a.kernels or None, resume_paths=a.resume, work=a.work, size_name=a.size,
         iterations=a.iterations, chunk=a.chunk, jobs=a.jobs, batch_min=a.batch, energy_window=a.energy_window,
         reserve_s=a.reserve_s, max_configs=a.max_configs)), flush=True)
-    gpu_lease.exit_watchdog()
+    guard.exit_watchdog()
     return 0
 
 
 def _merge(a: argparse.Namespace) -> None:
-    from analysis.sweep import gpu_lease
+    from gpuvisit import merge
 
-    summary = gpu_lease.merge_packs(a.packs, a.out, gpu=a.gpu, size_name=a.size)
+    summary = merge.merge_packs(a.packs, a.out, gpu=a.gpu, size_name=a.size)
     log.info("merged lease packs into %s: %s", a.out, summary)
 
 
 def _compile_cost(a: argparse.Namespace) -> None:
-    from analysis.sweep import cuda_compile_cost
+    from gpuvisit import compile_cost
 
     if a.reopen:
-        n = cuda_compile_cost.reopen(a.kernel, a.reopen, a.cache)
+        n = compile_cost.reopen(a.kernel, a.reopen, a.cache)
         log.info("%s: %d measured configurations of %s in the open cache %s", a.kernel, n, a.reopen, a.cache)
     elif a.publish:
         if not a.provenance:
             raise ArgumentError("--publish", "needs --provenance")
-        out = cuda_compile_cost.publish(a.kernel, a.cache, a.publish, a.provenance, arch=a.arch, note=a.note)
+        out = compile_cost.publish(a.kernel, a.cache, a.publish, a.provenance, arch=a.arch, note=a.note)
         log.info("published %s", out)
     else:
-        log.info("%s: %s", a.kernel, cuda_compile_cost.measure(a.kernel, a.cache, count=a.count, arch=a.arch,
-                                                               seconds=a.seconds))
+        log.info("%s: %s", a.kernel, compile_cost.measure(a.kernel, a.cache, count=a.count, arch=a.arch,
+                                                          seconds=a.seconds))
 
 
 def _bundle(a: argparse.Namespace) -> None:
-    from analysis.sweep import gpu_bundle
+    from gpuvisit import bundle
 
-    manifest = gpu_bundle.build(a.out, python_version=a.python_version, platforms=a.platform, packs=a.packs)
+    manifest = bundle.build(a.out, python_version=a.python_version, platforms=a.platform, packs=a.packs)
     log.info("bundle in %s: %d wheels, %d packs, %.1f MiB in all", a.out, len(manifest["wheels"]),
              len(manifest["packs"]), manifest["bytes"] / 2**20)
 
 
 def _plan_doc(a: argparse.Namespace) -> int:
-    from analysis.sweep import gpu_lease
+    from gpuvisit import plan
 
-    return gpu_lease.render_doc(a.doc, a.report, check=a.check)
+    return plan.render_doc(a.doc, a.report, check=a.check)
 
 
 # defaults, literal so that registering the commands imports nothing heavy (tests check them against
-# analysis.sweep.gpu_lease's and cuda_modules' constants)
+# gpuvisit's modules' constants)
 DEFAULTS = {"size": "gpu", "chunk": 16, "batch": 256, "energy_window": 0.0, "reserve_s": 60.0, "visit_minutes": 12.0,
             "doc": "docs/kernels.md", "report": "benchmarks/reports/bench_gpu_lease.json"}
 
 
-def add_commands(sub) -> None:
-    """Register the GPU lease sub-commands on the CLI's sub-parser set."""
+def add_commands(sub: Any) -> None:
+    """Register the GPU visit's sub-commands on a sub-parser set."""
     d = DEFAULTS
     s = sub.add_parser("gpu-lease", description="sweep the kernels' CUDA spaces on a lent GPU until a deadline",
                        epilog="Smallest space first, resuming earlier visits; --plan prints the plan, --compile-only "
@@ -159,3 +165,52 @@ def add_commands(sub) -> None:
     s.add_argument("--report", default=d["report"])
     s.add_argument("--check", action="store_true", help="write nothing; exit 1 when the section differs")
     s.set_defaults(func=_plan_doc)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of `python -m gpuvisit`, one sub-command per entry point."""
+    p = argparse.ArgumentParser(prog="python -m gpuvisit", formatter_class=argparse.RawDescriptionHelpFormatter,
+                                description="Borrow a GPU for time-boxed visits: plan them, pack what a lent machine "
+                                            "needs, measure until a deadline,\nmerge the visits' packs into "
+                                            "data/sweeps/ (docs/kernels.md, GPU sweeps in short leases).\nBad input "
+                                            "ends with a one-line message naming the file or option and exit "
+                                            "status 2.")
+    p.add_argument("--log", help="also write the log to this file")
+    sub = p.add_subparsers(dest="command", required=True, title="commands", metavar="<command>",
+                           help="one of the commands listed below")
+    add_commands(sub)
+    width = max(map(len, sub.choices)) + 2
+    p.epilog = "\n".join(["commands (`<command> --help` for a command's arguments):",
+                          *(f"  {name:<{width}}{s.description}" for name, s in sub.choices.items())])
+    return p
+
+
+def _same_stream(a: Any, b: Any) -> bool:
+    """Whether two streams write to the same file (a terminal, or `2>&1`), so that a line need not go to both."""
+    try:
+        first, second = os.fstat(a.fileno()), os.fstat(b.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; bad input ends with its one-line message and exit status 2 (a check that fails, 1)."""
+    args = parser().parse_args(argv)
+    logs.configure(args.log)
+    kernels = numerics.state()
+    log.log(logging.INFO if kernels["pinned"] else logging.WARNING, "%s", numerics.describe(kernels))
+    try:
+        status = args.func(args)
+    except InputError as exc:
+        log.error("%s", exc)
+        return 2
+    except Exception as exc:
+        # the traceback and a last line for the log (stderr), and the line on stdout too where that is elsewhere
+        log.exception("%s failed", args.command)
+        line = f"error: {summary(exc)}"
+        print(line, file=sys.stderr, flush=True)
+        if not _same_stream(sys.stdout, sys.stderr):
+            print(line, flush=True)
+        return 1
+    return status or 0

@@ -1,5 +1,5 @@
 """The GPU lease without a GPU: device metrics (on NumPy), plan, resume, deadline, packing, merge, and one
-lease through Kernel Tuner's real tune_kernel over a fake CuPy (analysis.sweep.gpu_lease).
+lease through Kernel Tuner's real tune_kernel over a fake CuPy (gpuvisit).
 
 What needs a GPU (CuPy's RawModule loading the cubins, CUDA events, NVML, the correctness gate on the
 device) is not run here: `benchmarks/bench_gpu_lease.py` runs it where a GPU is lent.
@@ -19,9 +19,16 @@ import numpy as np
 import pytest
 
 from analysis.errors import SpaceError, SweepError
-from analysis.sweep import cachefile, cuda_modules, gpu_commands, gpu_lease, harness
+from analysis.sweep import cachefile, harness
 from analysis.sweep import device_metrics as dm
 from analysis.sweep.metrics import error_metrics
+from gpuvisit import cache as cache_mod
+from gpuvisit import cli, cuda_modules, measure, merge
+from gpuvisit import guard as guard_mod
+from gpuvisit import lease as lease_mod
+from gpuvisit import pack as pack_mod
+from gpuvisit import plan as plan_mod
+from gpuvisit import resume as resume_mod
 from helpers import REPO
 
 # ---- device metrics ---------------------------------------------------------------------------------------------
@@ -65,67 +72,67 @@ def test_poison_is_nan_in_every_storage():
 # ---- plan --------------------------------------------------------------------------------------------------
 
 def test_plan_orders_smallest_space_first_and_totals():
-    plans = gpu_lease.plan()
+    plans = plan_mod.plan()
     sizes = [p.total for p in plans]
     assert sizes == sorted(sizes)
     assert [p.total for p in plans] == [len(harness.load_spec(p.kernel).valid_configs("cuda")) for p in plans]
-    assert all(p.measure_rate == gpu_lease.ASSUMED_MEASURE_RATE and "assumed" in p.measure_source for p in plans)
-    assert plans[0].seconds == pytest.approx(plans[0].total / gpu_lease.ASSUMED_MEASURE_RATE)
-    text = gpu_lease.format_plan(plans)
+    assert all(p.measure_rate == plan_mod.ASSUMED_MEASURE_RATE and "assumed" in p.measure_source for p in plans)
+    assert plans[0].seconds == pytest.approx(plans[0].total / plan_mod.ASSUMED_MEASURE_RATE)
+    text = plan_mod.format_plan(plans)
     assert f"{sum(sizes):,}" in text and "kmeans" in text
     firsts = [p.visits[0] for p in plans]
     assert firsts == sorted(firsts) and firsts[0] == 1
     # a slow compile rate is the pipeline's rate
-    slow = gpu_lease.plan(["bessel"], compile={"bessel": (2.0, "x")})[0]
+    slow = plan_mod.plan(["bessel"], compile={"bessel": (2.0, "x")})[0]
     assert slow.rate == 2.0
 
 
 def test_plan_counts_what_was_resumed():
     spec = harness.load_spec("kmeans")
-    names = gpu_lease.cache_names(spec)
-    res = gpu_lease.Resumed()
-    res.entries["kmeans"] = {gpu_lease.config_key(c, names): {} for c in spec.valid_configs("cuda")[:100]}
-    p = gpu_lease.plan(["kmeans"], res, rates={"kmeans": (50.0, "measured")})[0]
+    names = cache_mod.cache_names(spec)
+    res = resume_mod.Resumed()
+    res.entries["kmeans"] = {cache_mod.config_key(c, names): {} for c in spec.valid_configs("cuda")[:100]}
+    p = plan_mod.plan(["kmeans"], res, rates={"kmeans": (50.0, "measured")})[0]
     assert (p.done, p.pending, p.measure_rate) == (100, p.total - 100, 50.0)
 
 
 def test_cli_defaults_are_the_modules_constants():
-    d = gpu_commands.DEFAULTS
-    assert d["size"] == gpu_lease.SIZE and d["chunk"] == cuda_modules.DEFAULT_CHUNK
-    assert d["batch"] == gpu_lease.BATCH_MIN and d["energy_window"] == gpu_lease.ENERGY_WINDOW_S
-    assert d["reserve_s"] == gpu_lease.RESERVE_S and d["visit_minutes"] == gpu_lease.VISIT_MINUTES
-    assert REPO / d["doc"] == gpu_lease.DOC and REPO / d["report"] == gpu_lease.REPORT
+    d = cli.DEFAULTS
+    assert d["size"] == cache_mod.SIZE and d["chunk"] == cuda_modules.DEFAULT_CHUNK
+    assert d["batch"] == measure.BATCH_MIN and d["energy_window"] == measure.ENERGY_WINDOW_S
+    assert d["reserve_s"] == guard_mod.RESERVE_S and d["visit_minutes"] == plan_mod.VISIT_MINUTES
+    assert REPO / d["doc"] == plan_mod.DOC and REPO / d["report"] == plan_mod.REPORT
 
 
 def test_docs_plan_section_is_current():
-    assert gpu_lease.render_doc(check=True) == 0, "run `python -m analysis.cli gpu-plan-doc`"
+    assert plan_mod.render_doc(check=True) == 0, "run `python -m gpuvisit gpu-plan-doc`"
 
 
 # ---- packing ------------------------------------------------------------------------------------------------
 
 def _synthetic(kernel: str, n: int, seed: int = 0):
     spec = harness.load_spec(kernel)
-    names = gpu_lease.cache_names(spec)
+    names = cache_mod.cache_names(spec)
     rng = np.random.default_rng(seed)
     entries = {}
     for c in spec.valid_configs("cuda")[:n]:
         times = rng.random(7).tolist()  # random digits: hardly compressible
-        entries[gpu_lease.config_key(c, names)] = {**c, "time": float(np.mean(times)), "times": times,
+        entries[cache_mod.config_key(c, names)] = {**c, "time": float(np.mean(times)), "times": times,
                                                    "compile_time": rng.random(), "mre": rng.random()}
-    return gpu_lease.cache_header(spec, "Fake GPU", "gpu"), entries
+    return cache_mod.cache_header(spec, "Fake GPU", "gpu"), entries
 
 
 def test_pack_respects_file_count_and_size_and_round_trips(tmp_path):
     caches = {k: _synthetic(k, n, i) for i, (k, n) in enumerate([("kmeans", 1500), ("bessel", 700), ("invk", 300)])}
     limit = 96 * 1024
     prov = {"size": "gpu", "kernels": {}, "gpu": {"name": "Fake GPU"}, "visit": {"id": "v1"}}
-    files = gpu_lease.pack(tmp_path, "v1", caches, prov, files=8, limit=limit, extra={"lease.log": b"x" * 100})
+    files = pack_mod.pack(tmp_path, "v1", caches, prov, files=8, limit=limit, extra={"lease.log": b"x" * 100})
     assert 1 < len(files) <= 8
     assert all(f.stat().st_size <= limit for f in files)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f.name for f in files)
     got: dict[str, dict] = {}
     for f in files:
-        p, docs = gpu_lease.read_pack(f)
+        p, docs = pack_mod.read_pack(f)
         assert p["pack"]["files"] == [x.name for x in files]
         for kernel, kdocs in docs.items():
             for d in kdocs:
@@ -133,28 +140,28 @@ def test_pack_respects_file_count_and_size_and_round_trips(tmp_path):
                 assert not set(d["cache"]) & set(got.get(kernel, {}))
                 got.setdefault(kernel, {}).update(d["cache"])
     assert got == {k: v[1] for k, v in caches.items()}
-    with pytest.raises(gpu_lease.LeaseError, match="at most 2"):
-        gpu_lease.pack(tmp_path / "small", "v1", caches, prov, files=2, limit=limit)
+    with pytest.raises(cache_mod.LeaseError, match="at most 2"):
+        pack_mod.pack(tmp_path / "small", "v1", caches, prov, files=2, limit=limit)
     assert not (tmp_path / "small").exists() or not list((tmp_path / "small").iterdir())
 
 
 def test_pack_replaces_its_own_earlier_files(tmp_path):
     prov = {"size": "gpu", "kernels": {}, "visit": {"id": "v"}}
-    big = gpu_lease.pack(tmp_path, "v", {"kmeans": _synthetic("kmeans", 3000)}, prov, limit=96 * 1024)
-    small = gpu_lease.pack(tmp_path, "v", {"kmeans": _synthetic("kmeans", 10)}, prov, limit=96 * 1024)
+    big = pack_mod.pack(tmp_path, "v", {"kmeans": _synthetic("kmeans", 3000)}, prov, limit=96 * 1024)
+    small = pack_mod.pack(tmp_path, "v", {"kmeans": _synthetic("kmeans", 10)}, prov, limit=96 * 1024)
     assert len(big) > 1 and len(small) == 1
     assert sorted(tmp_path.iterdir()) == small
 
 
 def test_shard_writer_survives_a_partial_line(tmp_path):
     spec = harness.load_spec("bessel")
-    header = gpu_lease.cache_header(spec, "Fake GPU", "gpu")
+    header = cache_mod.cache_header(spec, "Fake GPU", "gpu")
     _, entries = _synthetic("bessel", 5)
-    w = gpu_lease.ShardWriter(tmp_path / "bessel.json", header)
+    w = cache_mod.ShardWriter(tmp_path / "bessel.json", header)
     assert w.append(dict(list(entries.items())[:3])) == 3
     with open(tmp_path / "bessel.json", "a") as f:
         f.write('\n"32,1,dou')  # killed mid-write
-    w = gpu_lease.ShardWriter(tmp_path / "bessel.json", header)
+    w = cache_mod.ShardWriter(tmp_path / "bessel.json", header)
     assert len(w.keys) == 3
     assert w.append(entries) == 2
     assert cachefile.read(tmp_path / "bessel.json")["cache"] == entries
@@ -218,16 +225,16 @@ class FakeMeasurer:
         return {"mre": 0.0, "nrmse": 0.0, "nmae": 0.0}
 
     def measure(self, spec, batch, cache, guard, tracker=None):
-        names = gpu_lease.cache_names(spec)
-        cache.write_text(gpu_lease.open_cache_text(gpu_lease.cache_header(spec, "Fake GPU", "tiny")))
+        names = cache_mod.cache_names(spec)
+        cache.write_text(cache_mod.open_cache_text(cache_mod.cache_header(spec, "Fake GPU", "tiny")))
         self.clock.t += self.batch_setup
         for c in batch.configs:
             guard.check()
             self.clock.t += self.per_config
-            key = gpu_lease.config_key(c, names)
+            key = cache_mod.config_key(c, names)
             self.measured.append(key)
             with open(cache, "a") as f:
-                f.write(gpu_lease.entry_line(key, {**c, "time": 1.0, "times": [1.0] * 7, "compile_time": 0.1,
+                f.write(cache_mod.entry_line(key, {**c, "time": 1.0, "times": [1.0] * 7, "compile_time": 0.1,
                                                    "verification_time": 0.1, "benchmark_time": 1.0, "mre": 0.0,
                                                    "nrmse": 0.0, "nmae": 0.0, "nonfinite_values": 0}))
         self.clock.t += self.batch_tail
@@ -240,7 +247,7 @@ class FakeMeasurer:
 
 
 def _lease(out, work, clock, measurer, minutes, **kw):
-    return gpu_lease.lease(out, minutes, kernels=kw.pop("kernels", ["kmeans"]), work=work, size_name="tiny",
+    return lease_mod.lease(out, minutes, kernels=kw.pop("kernels", ["kmeans"]), work=work, size_name="tiny",
                            clock=clock, measurer=measurer, builder_factory=lambda folder, arch: FakeBuilder(),
                            reference_workers=0, reserve_s=kw.pop("reserve_s", 10.0), **kw)
 
@@ -255,7 +262,7 @@ def test_lease_stops_before_the_deadline_resumes_and_merges(tmp_path):
     n1 = prov["kernels"]["kmeans"]["measured_now"]
     assert 400 < n1 < 500 and n1 == len(m1.measured) == len(set(m1.measured))
     files1 = sorted((tmp_path / "out1").iterdir())
-    assert 1 <= len(files1) <= gpu_lease.PACK_FILES
+    assert 1 <= len(files1) <= pack_mod.PACK_FILES
 
     # a restart within the same visit (same work folder) after a crash mid-write: nothing measured twice
     with open(tmp_path / "work1" / "shards" / "kmeans.json", "a") as f:
@@ -276,7 +283,7 @@ def test_lease_stops_before_the_deadline_resumes_and_merges(tmp_path):
     assert prov["kernels"]["kmeans"]["complete"] and prov["visit"]["stop"] == "every requested space is complete"
     assert prov["resumed_from"] == [json.loads((tmp_path / "work1" / "visit.json").read_text())["id"]]
 
-    merged = gpu_lease.merge_packs([tmp_path / "out1", tmp_path / "out2"], tmp_path / "merged", size_name="tiny")
+    merged = merge.merge_packs([tmp_path / "out1", tmp_path / "out2"], tmp_path / "merged", size_name="tiny")
     assert merged == {"kmeans": {"complete": True, "configurations": total}}
     doc = json.loads(gzip.decompress((tmp_path / "merged" / "kmeans.json.gz").read_bytes()))
     assert len(doc["cache"]) == total
@@ -307,7 +314,7 @@ def test_lease_skips_a_kernel_that_fails_its_gate_and_merges_partial(tmp_path):
     assert "failed" in prov["kernels"]["kmeans"]["gate"]
     assert prov["kernels"]["kmeans"]["measured_now"] == 0
     assert prov["kernels"]["bessel"]["measured_now"] > 0
-    merged = gpu_lease.merge_packs([tmp_path / "out"], tmp_path / "merged", size_name="tiny")
+    merged = merge.merge_packs([tmp_path / "out"], tmp_path / "merged", size_name="tiny")
     assert merged["bessel"]["complete"] is False
     part = json.loads((tmp_path / "merged" / "bessel.partial.provenance.json").read_text())
     assert part["partial"] and part["measured"] == prov["kernels"]["bessel"]["measured_now"]
@@ -323,20 +330,20 @@ def test_partial_merge_imports_as_a_space_with_compile_measurements_beyond_it(tm
 
     clock = FakeClock()
     _lease(tmp_path / "out", tmp_path / "work", clock, FakeMeasurer(clock), 0.5, kernels=["bessel"])
-    merged = gpu_lease.merge_packs([tmp_path / "out"], tmp_path / "merged", size_name="tiny",
+    merged = merge.merge_packs([tmp_path / "out"], tmp_path / "merged", size_name="tiny",
                                    data_dir=tmp_path / "data")
     assert merged["bessel"]["complete"] is False
     spec = harness.load_spec("bessel")
-    names = gpu_lease.cache_names(spec)
-    every = {gpu_lease.config_key(c, names): c for c in spec.valid_configs("cuda")}
+    names = cache_mod.cache_names(spec)
+    every = {cache_mod.config_key(c, names): c for c in spec.valid_configs("cuda")}
     swept = json.loads(gzip.decompress((tmp_path / "merged" / "bessel.partial.json.gz").read_bytes()))["cache"]
     rng = np.random.default_rng(3)
     picked = [list(every)[i] for i in rng.choice(len(every), 300, replace=False)]
     outside = [k for k in picked if k not in swept]
     assert 0 < len(outside) < len(picked)
-    header = gpu_lease.cache_header(spec, "this machine", "tiny")
+    header = cache_mod.cache_header(spec, "this machine", "tiny")
     measured = {k: {**every[k], "compile_time": float(200 + 3 * i % 97)} for i, k in enumerate(picked)}
-    (tmp_path / "compile.json").write_text(json.dumps(gpu_lease.closed_cache(header, measured)))
+    (tmp_path / "compile.json").write_text(json.dumps(cache_mod.closed_cache(header, measured)))
 
     space = import_space(tmp_path / "merged" / "bessel.partial.json.gz", kernel="bessel", device="fake",
                          definition=tmp_path / "merged" / "bessel.partial.yaml",
@@ -345,7 +352,7 @@ def test_partial_merge_imports_as_a_space_with_compile_measurements_beyond_it(tm
     assert summary["measured_outside_sweep"] == len(outside)
     assert summary["measured"] == len(picked) - len(outside) and summary["configurations"] == len(swept)
     whole = compile_costs(every, spec.tune_params("cuda"), [tmp_path / "compile.json"])
-    charged = {gpu_lease.config_key(row, names): row["compile_time_ms"]
+    charged = {cache_mod.config_key(row, names): row["compile_time_ms"]
                for row in space.table[[*names, "compile_time_ms"]].to_dict("records")}
     assert set(charged) == set(swept)
     for k, ms in charged.items():
@@ -357,7 +364,7 @@ def test_partial_merge_imports_as_a_space_with_compile_measurements_beyond_it(tm
     values = key.split(",")
     values[0] = "99999"
     bad[",".join(values)] = {**entry, names[0]: 99999}
-    (tmp_path / "bad.json").write_text(json.dumps(gpu_lease.closed_cache(header, bad)))
+    (tmp_path / "bad.json").write_text(json.dumps(cache_mod.closed_cache(header, bad)))
     with pytest.raises(SpaceError, match=r"bad\.json: field 'compile_times': 1 measured configuration\(s\) are not "
                                          r"in the space nor admitted by its definition"):
         import_space(tmp_path / "merged" / "bessel.partial.json.gz", kernel="bessel", device="fake",
@@ -368,8 +375,8 @@ def test_resume_refuses_other_sources_and_sizes(tmp_path):
     clock = FakeClock()
     _lease(tmp_path / "out", tmp_path / "work", clock, FakeMeasurer(clock), 0.5)
     (pack,) = sorted((tmp_path / "out").iterdir())
-    with pytest.raises(gpu_lease.LeaseError, match="size"):
-        gpu_lease.resume([pack], size_name="gpu")
+    with pytest.raises(cache_mod.LeaseError, match="size"):
+        resume_mod.resume([pack], size_name="gpu")
     with tarfile.open(pack) as tar:
         members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
     prov = json.loads(members["provenance.json"])
@@ -383,9 +390,9 @@ def test_resume_refuses_other_sources_and_sizes(tmp_path):
             import io
 
             tar.addfile(info, io.BytesIO(data))
-    with pytest.raises(gpu_lease.LeaseError, match="other sources"):
-        gpu_lease.resume([forged], size_name="tiny")
-    assert gpu_lease.resume([pack], size_name="tiny", gpu="Other GPU").refused
+    with pytest.raises(cache_mod.LeaseError, match="other sources"):
+        resume_mod.resume([forged], size_name="tiny")
+    assert resume_mod.resume([pack], size_name="tiny", gpu="Other GPU").refused
 
 
 # ---- one lease through Kernel Tuner's tune_kernel over a fake CuPy ------------------------------------------------
@@ -452,7 +459,7 @@ def test_lease_through_kernel_tuner_with_a_fake_cupy(tmp_path, monkeypatch, ener
         def get_results(self):
             return {}
 
-    monkeypatch.setattr(gpu_lease, "energy_observer", lambda window: BrokenNVML())
+    monkeypatch.setattr(measure, "energy_observer", lambda window: BrokenNVML())
     import kernel_tuner.observers.cupy as kt_cupy_obs
 
     monkeypatch.setattr(kt_cupy, "cp", FAKE_CUPY)
@@ -480,14 +487,14 @@ def test_lease_through_kernel_tuner_with_a_fake_cupy(tmp_path, monkeypatch, ener
         return {"mre": 0.0, "nrmse": 0.0, "nmae": 0.0}
 
     def measurer(energy=None):
-        return gpu_lease.KTCupyMeasurer(size_name="tiny", iterations=3, xp=np, loader=loader, gate=gate,
+        return measure.KTCupyMeasurer(size_name="tiny", iterations=3, xp=np, loader=loader, gate=gate,
                                         device={"name": "Fake GPU", "arch": "sm_90"},
                                         energy=energy or {"recorded": False, "reason": "fake device"})
 
     common = dict(kernels=["bessel"], size_name="tiny", clock=clock, builder_factory=builder_factory,
                   reference_workers=0, batch_min=12, reserve_s=0.0)
     # first visit: 40 configurations offered, the deadline (in fake time) stops it part way
-    prov = gpu_lease.lease(tmp_path / "out1", 3.0 / 60, work=tmp_path / "w1", max_configs=40,
+    prov = lease_mod.lease(tmp_path / "out1", 3.0 / 60, work=tmp_path / "w1", max_configs=40,
                            measurer=measurer({"recorded": True, "window_s": 0.01} if energy_fails else None), **common)
     rec = prov["kernels"]["bessel"]
     if energy_fails:
@@ -496,19 +503,19 @@ def test_lease_through_kernel_tuner_with_a_fake_cupy(tmp_path, monkeypatch, ener
     assert prov["visit"]["stop"].startswith("deadline") and gates == ["bessel"]
     assert 5 < rec["measured_now"] < 40 and clock.t <= 1000.0 + 3.0
     # second visit: the rest of those 40
-    prov2 = gpu_lease.lease(tmp_path / "out2", 60.0, work=tmp_path / "w2", measurer=measurer(),
+    prov2 = lease_mod.lease(tmp_path / "out2", 60.0, work=tmp_path / "w2", measurer=measurer(),
                             resume_paths=[tmp_path / "out1"], max_configs=40 - rec["measured_now"], **common)
     assert prov2["kernels"]["bessel"]["done_before"] == rec["measured_now"]
-    res = gpu_lease.resume([tmp_path / "out1", tmp_path / "out2"], size_name="tiny")
+    res = resume_mod.resume([tmp_path / "out1", tmp_path / "out2"], size_name="tiny")
     entries = res.entries["bessel"]
     spec = harness.load_spec("bessel")
-    names = gpu_lease.cache_names(spec)
+    names = cache_mod.cache_names(spec)
     first40 = spec.valid_configs("cuda")[:40]
-    assert set(entries) == {gpu_lease.config_key(c, names) for c in first40}
+    assert set(entries) == {cache_mod.config_key(c, names) for c in first40}
     ref = harness.reference_outputs("bessel", "tiny")["y"]
     half_written = 0
     for c in first40:
-        e = entries[gpu_lease.config_key(c, names)]
+        e = entries[cache_mod.config_key(c, names)]
         assert e["time"] == 0.5 and len(e["times"]) == 3  # Kernel Tuner's own benchmarking (fake events)
         assert e["library_variants"] == 1 and e["library_build_time"] == 250.0
         assert e["memory"] == spec.memory_bytes(c, "tiny")
@@ -555,19 +562,19 @@ def test_gate_runs_kernel_tuners_string_compiled_by_nvcc_on_the_cupy_backend(tmp
             run.num_regs = 16
             return run
 
-    measurer = gpu_lease.KTCupyMeasurer(size_name="tiny", iterations=3, xp=np, loader=Module,
+    measurer = measure.KTCupyMeasurer(size_name="tiny", iterations=3, xp=np, loader=Module,
                                         device={"name": "Fake GPU", "arch": "sm_90"},
                                         energy={"recorded": False, "reason": "fake device"})
     builder = types.SimpleNamespace(folder=tmp_path / "modules")
     chunks = cuda_modules.make_chunks(spec, spec.valid_configs("cuda")[:2], "tiny")
     if scale == 1.0:
         gate = measurer.prepare(spec, spec.valid_configs("cuda")[:2], chunks, builder, ref,
-                                gpu_lease.Guard(lambda: 0.0, 1e9))
+                                guard_mod.Guard(lambda: 0.0, 1e9))
         assert gate["mre"] == 0.0
     else:
         with pytest.raises(SweepError, match="correctness gate failed"):
             measurer.prepare(spec, spec.valid_configs("cuda")[:2], chunks, builder, ref,
-                             gpu_lease.Guard(lambda: 0.0, 1e9))
+                             guard_mod.Guard(lambda: 0.0, 1e9))
     ((path, name),) = loaded
     assert name == spec.function and Path(path).parent == tmp_path / "modules" / "gate" / "bessel"
     cubin = Path(path)
@@ -583,7 +590,7 @@ def test_reference_pool_computes_ahead_in_a_worker_and_close_does_not_wait(tmp_p
     import sys
     import time
 
-    pool = gpu_lease.ReferencePool(tmp_path, "tiny", workers=1)
+    pool = measure.ReferencePool(tmp_path, "tiny", workers=1)
     try:
         pool.prefetch("bessel")
         ref, seconds = pool.get("bessel")
@@ -595,7 +602,7 @@ def test_reference_pool_computes_ahead_in_a_worker_and_close_does_not_wait(tmp_p
         pool.close()
     assert pool.pool is None
     # a run that continues the work folder reuses the reference; one of other sources computes it again
-    again = gpu_lease.ReferencePool(tmp_path, "tiny", workers=0)
+    again = measure.ReferencePool(tmp_path, "tiny", workers=0)
     ref2, seconds2 = again.get("bessel")
     np.testing.assert_array_equal(ref2["y"], ref["y"])
     assert seconds2 == 0.0
@@ -606,8 +613,8 @@ def test_reference_pool_computes_ahead_in_a_worker_and_close_does_not_wait(tmp_p
     assert seconds3 > 0 and json.loads((tmp_path / "bessel.reference.json").read_text()) == record | {
         "seconds": pytest.approx(seconds3, abs=1e-3)}
     # a process whose worker is minutes into Coulombic's `gpu` reference exits at once after close()
-    script = ("import sys, time\nfrom pathlib import Path\nfrom analysis.sweep import gpu_lease\n"
-              "pool = gpu_lease.ReferencePool(Path(sys.argv[1]), 'gpu', workers=1)\n"
+    script = ("import sys, time\nfrom pathlib import Path\nfrom gpuvisit.measure import ReferencePool\n"
+              "pool = ReferencePool(Path(sys.argv[1]), 'gpu', workers=1)\n"
               "pool.prefetch('coulombic')\ntime.sleep(3)\npool.close()\n")
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "gpu")], check=True, timeout=60, cwd=REPO)
@@ -625,11 +632,11 @@ def test_merge_gives_each_space_the_runs_that_measured_it(tmp_path):
     prov_c = _lease(tmp_path / "c", tmp_path / "work2", clock, FakeMeasurer(clock), 10.0, kernels=kernels,
                     resume_paths=[tmp_path / "a", tmp_path / "b"])
     assert prov_a["visit"]["id"] == prov_b["visit"]["id"] != prov_c["visit"]["id"]
-    assert gpu_lease.measured_kernels(prov_a) == ["kmeans"]
-    assert gpu_lease.measured_kernels(prov_b) == ["bessel", "kmeans"]
-    assert gpu_lease.measured_kernels(prov_c) == ["bessel"]
+    assert resume_mod.measured_kernels(prov_a) == ["kmeans"]
+    assert resume_mod.measured_kernels(prov_b) == ["bessel", "kmeans"]
+    assert resume_mod.measured_kernels(prov_c) == ["bessel"]
 
-    merged = gpu_lease.merge_packs([tmp_path / "a", tmp_path / "b", tmp_path / "c"], tmp_path / "merged",
+    merged = merge.merge_packs([tmp_path / "a", tmp_path / "b", tmp_path / "c"], tmp_path / "merged",
                                    size_name="tiny", data_dir=tmp_path / "data")
     assert all(m["complete"] for m in merged.values())
     for kernel, runs in {"kmeans": [prov_a, prov_b], "bessel": [prov_b, prov_c]}.items():
@@ -637,7 +644,7 @@ def test_merge_gives_each_space_the_runs_that_measured_it(tmp_path):
         assert [s["visit"] for s in shards] == [p["visit"] for p in runs]
 
     # the plan's rate of a kernel pools its runs: configurations over measuring seconds
-    rates = gpu_lease.measured_rates([prov_a, prov_b, prov_c])
+    rates = resume_mod.measured_rates([prov_a, prov_b, prov_c])
     for kernel, runs in {"kmeans": [prov_a, prov_b], "bessel": [prov_b, prov_c]}.items():
         recs = [p["kernels"][kernel] for p in runs]
         want = sum(r["measured_now"] for r in recs) / sum(r["throughput"]["measure_s"] for r in recs)
@@ -645,7 +652,7 @@ def test_merge_gives_each_space_the_runs_that_measured_it(tmp_path):
         assert "2 lease runs" in rates[kernel][1]
 
     # docs/kernels.md's table of runs: one row each, in order, with what each measured
-    table = gpu_lease.runs_markdown([prov_c, prov_a, prov_b])
+    table = plan_mod.runs_markdown([prov_c, prov_a, prov_b])
     assert len(table) == 2 + 3
     assert [row.split(" | ")[2] for row in table[2:]] == [p["visit"]["id"] for p in (prov_a, prov_b, prov_c)]
     n_b = prov_b["kernels"]["bessel"]["measured_now"]
@@ -659,7 +666,7 @@ def test_measured_rates_leave_out_energy_runs_where_others_exist():
                 "kernels": {"kmeans": {"measured_now": n, "throughput": {"measure_s": seconds}}}}
 
     slow, fast = run(400, 400.0, True), run(3000, 100.0, False)
-    assert gpu_lease.measured_rates([slow, fast])["kmeans"][0] == pytest.approx(30.0)
-    only_slow = gpu_lease.measured_rates([slow])["kmeans"]
+    assert resume_mod.measured_rates([slow, fast])["kmeans"][0] == pytest.approx(30.0)
+    only_slow = resume_mod.measured_rates([slow])["kmeans"]
     assert only_slow[0] == pytest.approx(1.0) and "energy on" in only_slow[1]
-    assert gpu_lease.measured_rates([run(49, 1.0, False)]) == {}  # too few to be a rate
+    assert resume_mod.measured_rates([run(49, 1.0, False)]) == {}  # too few to be a rate

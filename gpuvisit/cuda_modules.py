@@ -35,7 +35,7 @@ waits for its module and hands Kernel Tuner that variant's function. Everything 
 verification, observers, benchmarking, the cache, is Kernel Tuner's own.
 
 Each variant's machine code in its module is the code of the configuration compiled alone:
-`tests/sweep/test_cuda_modules.py` compiles a sample of every kernel both ways and compares the
+`tests/gpuvisit/test_cuda_modules.py` compiles a sample of every kernel both ways and compares the
 `.text` section of the function (and its shared memory, constant bank and register count)
 in the two cubins byte for byte (`cubin_functions`).
 """
@@ -53,10 +53,14 @@ import struct
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
+
+from kernel_tuner import core, util
+from kernel_tuner.backends.cupy import CupyFunctions
 
 from analysis.sweep import harness, variants
 from analysis.sweep.kt_setup import cuda_options
@@ -92,10 +96,6 @@ def compiler_options(spec: KernelSpec) -> list[str]:
 
 def block_size_names(spec: KernelSpec, tune_params: Mapping[str, list]) -> list[str]:
     """The block size names Kernel Tuner ends up with in tune_kernel (its own checks and defaults)."""
-    import warnings
-
-    from kernel_tuner import util
-
     t = spec.target("cuda")
     names = list(t.block_size_names) if t.block_size_names else None
     with warnings.catch_warnings():
@@ -113,8 +113,6 @@ class KernelStrings:
     """
 
     def __init__(self, spec: KernelSpec, size_name: str, tune_params: Mapping[str, list] | None = None):
-        from kernel_tuner import core
-
         self.spec = spec
         self.size_name = size_name
         params = dict(tune_params or spec.tune_params("cuda"))
@@ -127,8 +125,6 @@ class KernelStrings:
 
     def __call__(self, params: Mapping[str, Any]) -> tuple[str, str]:
         """(kernel name, kernel string) of a configuration."""
-        from kernel_tuner import util
-
         threads, grid = util.setup_block_and_grid(self.problem_size, self.grid_div, dict(params), self.names)
         name, text, temp_files = self.source.prepare_list_of_files(self.spec.function, dict(params), grid, threads,
                                                                    self.names)
@@ -154,7 +150,7 @@ def prefix_defines(kernel_string: str) -> dict[str, str]:
     for line in head.splitlines():
         if line.strip() and not line.startswith("#define "):
             raise ValueError(f"kernel string prefix holds '{line}', not a #define")
-    return variants._defines(kernel_string)
+    return variants.kernel_defines(kernel_string)
 
 
 @dataclass
@@ -393,11 +389,10 @@ class PrecompiledModules:
 
 
 @contextlib.contextmanager
-def _backend_compile(backend: type | None, compile: Callable) -> Iterator[None]:  # noqa: A002
+def _backend_compile(backend: type[Any] | None, compile: Callable) -> Iterator[None]:  # noqa: A002
     """While active, Kernel Tuner's CuPy backend (or `backend`) compiles with `compile(self, kernel_instance)`."""
     if backend is None:
-        from kernel_tuner.backends.cupy import CupyFunctions as backend  # noqa: N813
-
+        backend = CupyFunctions
     original = backend.compile
     backend.compile = compile
     try:
@@ -407,7 +402,8 @@ def _backend_compile(backend: type | None, compile: Callable) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def precompiled_compilation(modules: PrecompiledModules, backend: type | None = None) -> Iterator[PrecompiledModules]:
+def precompiled_compilation(modules: PrecompiledModules, backend: type[Any] | None = None
+                            ) -> Iterator[PrecompiledModules]:
     """While active, Kernel Tuner's CuPy backend takes each configuration's function from `modules`."""
 
     def compile(self, kernel_instance):  # noqa: A001 - Kernel Tuner's method name
@@ -422,7 +418,7 @@ def precompiled_compilation(modules: PrecompiledModules, backend: type | None = 
 
 @contextlib.contextmanager
 def nvcc_compilation(spec: KernelSpec, folder: str | Path, arch: str, loader: Callable[[str], Any],
-                     backend: type | None = None, nvcc: str | None = None) -> Iterator[Path]:
+                     backend: type[Any] | None = None, nvcc: str | None = None) -> Iterator[Path]:
     """While active, Kernel Tuner's CuPy backend compiles the kernel string it is handed with nvcc alone.
 
     For one-off runs beside the lease's modules (the correctness gate): the kernel string Kernel
@@ -470,6 +466,14 @@ def _sections(data: bytes) -> dict[str, tuple[int, int, bytes | int, int]]:
     return out
 
 
+def _contents(section: tuple[int, int, bytes | int, int]) -> bytes:
+    """A section's bytes (an error for a NOBITS section, which has only a size)."""
+    contents = section[2]
+    if isinstance(contents, int):
+        raise ValueError("a NOBITS section has no contents")
+    return contents
+
+
 def cubin_functions(path: str | Path) -> dict[str, dict[str, Any]]:
     """Per kernel function of a cubin: its machine code (`text`), static shared memory bytes, the
     contents of its parameter constant bank and its register count."""
@@ -478,8 +482,8 @@ def cubin_functions(path: str | Path) -> dict[str, dict[str, Any]]:
     symtab = secs.get(".symtab")
     symbols: list[str] = []
     if symtab is not None:
-        strtab = secs[".strtab"][2]
-        raw = symtab[2]
+        strtab = _contents(secs[".strtab"])
+        raw = _contents(symtab)
         for off in range(0, len(raw), 24):
             st_name, = struct.unpack_from("<I", raw, off)
             end = strtab.index(b"\0", st_name)
@@ -487,7 +491,7 @@ def cubin_functions(path: str | Path) -> dict[str, dict[str, Any]]:
     regs: dict[str, int] = {}
     info = secs.get(".nv.info")
     if info is not None:
-        raw, pos = info[2], 0
+        raw, pos = _contents(info), 0
         while pos + 4 <= len(raw):
             fmt, attr, size = raw[pos], raw[pos + 1], struct.unpack_from("<H", raw, pos + 2)[0]
             payload_len = size if fmt == 0x04 else 0  # other formats hold their value in the 4 header bytes

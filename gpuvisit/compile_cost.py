@@ -1,7 +1,7 @@
 """What compiling one CUDA configuration on its own costs: nvcc of its Kernel Tuner kernel string.
 
 The GPU lease builds the optimisation variants of a precision combination together
-(analysis.sweep.cuda_modules), so its caches hold no per-configuration compile cost: their
+(gpuvisit.cuda_modules), so its caches hold no per-configuration compile cost: their
 `compile_time` is the look-up of a variant's function and `library_build_time` a shared build
 (analysis.spaces.importers refuses such a cache without `compile_times`). A tuning run with
 Kernel Tuner compiles every configuration it evaluates on its own; its default CUDA backend
@@ -32,20 +32,29 @@ import logging
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 from analysis import manifest
 from analysis.errors import InputError
 from analysis.io import write_gzip, write_json, write_text
-from analysis.sweep import cachefile, cuda_modules, harness
+from analysis.sweep import cachefile, harness
 from analysis.sweep.compile_cost import ORDER_SEED, PAUSE_FILE, measurement_order
 from analysis.sweep.configs import config_key
-from analysis.sweep.gpu_lease import REPORT, ShardWriter, cache_header, entry_line, open_cache_text
 from analysis.sweep.provenance import cpu_model
+from gpuvisit import cuda_modules
+from gpuvisit.cache import ShardWriter, cache_header, entry_line, open_cache_text
+from gpuvisit.plan import REPORT
 
 log = logging.getLogger(__name__)
 TARGET = "cuda"
 SIZE = "gpu"
+# The published records' wording (data/sweeps/cuda/<gpu>/compile/*.provenance.json and data/MANIFEST.csv): the
+# module and command that measured them, named as they were then; kept so that publishing a measurement again
+# gives the published files unchanged (tests/gpuvisit/test_cuda_compile_cost.py). The command is now
+# `python -m gpuvisit cuda-compile-cost` (this module).
+PUBLISHED_BY = "analysis.sweep.cuda_compile_cost"
+MANIFEST_SOURCE = f"measured by this suite ({PUBLISHED_BY}, `python -m analysis.cli cuda-compile-cost`)"
 
 
 def measure(kernel: str, cache: str | Path, *, count: int | None = None, size_name: str = SIZE, arch: str = "sm_90",
@@ -113,9 +122,6 @@ def outside_check(kernel: str, lease_cache: Path) -> dict[str, Any] | None:
     ratio says how much longer the GPU machine's nvcc took per variant, so how far a compile cost measured
     here may be from one paid there (under that machine's load during a lease).
     """
-    from statistics import median
-
-
     if not lease_cache.is_file() or not REPORT.is_file():
         return None
     with gzip.open(lease_cache, "rt") as fh:
@@ -152,8 +158,7 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
         "kernel": kernel, "target": TARGET, "size": SIZE,
         "what": "nvcc compiling each configuration's Kernel Tuner kernel string on its own (-cubin, Kernel Tuner's "
                 "compiler options), as Kernel Tuner's PyCUDA backend does for every configuration it evaluates; "
-                "compile_time is that nvcc process's wall time (ms), one nvcc at a time "
-                "(analysis.sweep.cuda_compile_cost)",
+                f"compile_time is that nvcc process's wall time (ms), one nvcc at a time ({PUBLISHED_BY})",
         "not_included": "loading the module on the GPU; that the GPU machine's host CPU compiles at another speed",
         "arch": arch, "nvcc": cuda_modules.nvcc_version(), "machine": doc.get("device_name") or cpu_model(),
         "configurations": len(entries), "space_configurations": len(rank),
@@ -165,6 +170,5 @@ def publish(kernel: str, cache: str | Path, out: str | Path, provenance: str | P
         "note": note,
     }, Path(provenance))
 
-    manifest.record_measured(data_dir, out.parent, "measured by this suite (analysis.sweep.cuda_compile_cost, "
-                                                   "`python -m analysis.cli cuda-compile-cost`)")
+    manifest.record_measured(data_dir, out.parent, MANIFEST_SOURCE)
     return out

@@ -1,4 +1,4 @@
-"""Compile-ahead modules of the CUDA sweep (analysis.sweep.cuda_modules): generation for every kernel, and nvcc
+"""Compile-ahead modules of the CUDA sweep (gpuvisit.cuda_modules): generation for every kernel, and nvcc
 for sm_90 of a sample of every kernel's grouping, each variant's machine code compared with the configuration
 compiled alone from Kernel Tuner's own kernel string."""
 
@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from analysis.sweep import cuda_modules as cm
 from analysis.sweep import harness
 from analysis.sweep.spec import list_kernels
+from gpuvisit import cuda_modules as cm
 from helpers import REPO
 
 needs_nvcc = pytest.mark.skipif(not harness.nvcc_available(), reason="nvcc is not on the PATH: modules not compiled")
@@ -124,7 +124,7 @@ def test_each_variant_of_a_module_is_the_configuration_compiled_alone(kernel, tm
 
 @needs_nvcc
 def test_compile_only_command(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "analysis.cli", "gpu-lease", "--compile-only", "--kernels", "invk",
+    out = subprocess.run([sys.executable, "-m", "gpuvisit", "gpu-lease", "--compile-only", "--kernels", "invk",
                           "--max-configs", "6", "--chunk", "4", "--jobs", "2", "--arch", "sm_90", "--out",
                           str(tmp_path)], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]

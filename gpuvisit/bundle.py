@@ -1,8 +1,8 @@
 """The bundle a lent GPU machine needs: what it lacks for `gpu-lease`, installable offline, under 64 MiB.
 
-    python -m analysis.cli gpu-bundle --out BUNDLE            # here, with PyPI
+    python -m gpuvisit gpu-bundle --out BUNDLE                # here, with PyPI
     bash BUNDLE/install.sh                                     # there, offline
-    . BUNDLE/env.sh && python3 -m analysis.cli gpu-lease --deadline-min 25 --out OUT
+    . BUNDLE/env.sh && python3 -m gpuvisit gpu-lease --deadline-min 25 --out OUT
 
 The GPU machine has Python 3.12, NumPy, CuPy, the CUDA toolkit (nvcc) and no network. The
 bundle holds:
@@ -14,7 +14,7 @@ bundle holds:
   machine has (PRESENT) and what the lease never imports (EXCLUDED, each with the reason; Kernel
   Tuner imports them only in other strategies or for multi-objective results): SciPy,
   scikit-learn and pymoo with its plotting stack, the bulk of the wheels otherwise.
-* `project.tar.gz`: the project's files the lease reads (analysis/, workflow/kernels/, the
+* `project.tar.gz`: the project's files the lease reads (analysis/, gpuvisit/, workflow/kernels/, the
   benchmark report the plan quotes, pyproject.toml), unpacked to `src/` by the installer.
 * `install.sh`: `pip install --no-index --no-deps --target site wheels/*.whl` (or, without pip,
   unpacking the wheels, which is all a pure install of them does), the project into `src/`,
@@ -43,12 +43,18 @@ import tempfile
 import zipfile
 from collections.abc import Iterable, Sequence
 from email.parser import Parser
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
+from packaging.tags import compatible_tags, cpython_tags
+from packaging.utils import parse_wheel_filename
+
 from analysis.errors import InputError
-from analysis.sweep import gpu_lease
 from analysis.sweep.spec import ROOT
+from gpuvisit.cache import LeaseError
+from gpuvisit.pack import read_pack
 
 LIMIT = 64 * 2**20
 ROOTS = ("kernel_tuner", "PyYAML", "ml_dtypes", "pandas", "nvidia-ml-py")
@@ -61,8 +67,8 @@ EXCLUDED = {
     "pymoo": "Kernel Tuner's pymoo strategies and multi-objective results only (the lease has one objective)",
 }
 NVML_VERSION = "13.615.71"  # nvidia-ml-py (pynvml) for Kernel Tuner's NVML observer; the project does not install it
-PROJECT_PATHS = ("analysis", "workflow/kernels", "pyproject.toml", "benchmarks/reports/bench_gpu_lease.json",
-                 "benchmarks/bench_gpu_lease.py")
+PROJECT_PATHS = ("analysis", "gpuvisit", "workflow/kernels", "pyproject.toml",
+                 "benchmarks/reports/bench_gpu_lease.json", "benchmarks/bench_gpu_lease.py")
 DEFAULT_PLATFORMS = ("manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64", "linux_x86_64")
 
 
@@ -82,15 +88,13 @@ def project_pins(pyproject: Path = ROOT / "pyproject.toml") -> dict[str, str]:
 
 def pinned_version(name: str, pins: dict[str, str]) -> str | None:
     """The version to bundle: the project's pin, else the installed one, else None (pip picks)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     if canonical(name) in pins:
         return pins[canonical(name)]
     if canonical(name) == "nvidia-ml-py":
         return NVML_VERSION
     try:
-        return version(name)
-    except PackageNotFoundError:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
         return None
 
 
@@ -126,8 +130,6 @@ def resolve(dest: Path, python_version: str = "3.12", platforms: Sequence[str] |
     Returns canonical name -> {version, wheel, required_by, requirement}; PRESENT and EXCLUDED
     requirements are recorded with `left_out` and the reason.
     """
-    from packaging.requirements import Requirement
-
     platforms = list(platforms or DEFAULT_PLATFORMS)
     env = marker_environment(python_version)
     pins = project_pins()
@@ -226,7 +228,7 @@ export PYTHONPATH="$HERE/src:$HERE/site\${PYTHONPATH:+:\$PYTHONPATH}"
 cd "$HERE/src"
 EOF
 PYTHONPATH="$HERE/src:$HERE/site${PYTHONPATH:+:$PYTHONPATH}" "$PY" "$HERE/check.py" "$HERE/site"
-echo "installed; now: . $HERE/env.sh && $PY -m analysis.cli gpu-lease --deadline-min 25 --out OUT --resume PACKS"
+echo "installed; now: . $HERE/env.sh && $PY -m gpuvisit gpu-lease --deadline-min 25 --out OUT --resume PACKS"
 """
 
 VISIT_SH = r"""#!/usr/bin/env bash
@@ -274,7 +276,7 @@ visit() {
   [ -n "${TSB_LEASE_ARGS:-}" ] && args+=(${TSB_LEASE_ARGS})
   # the lease stops itself before its deadline; this only ends one that does not (90 s later)
   timeout -k 10 "$("$PY" -c "import sys; print(int(float(sys.argv[1]) * 60 + 90))" "$left")" \
-    "$PY" -m analysis.cli gpu-lease "${args[@]}"
+    "$PY" -m gpuvisit gpu-lease "${args[@]}"
   local rc=$?
   if ! compgen -G "$OUT/packs/*.tar" >/dev/null; then
     echo "visit: the lease wrote no pack (exit $rc); bringing back its work folder's shards and log"
@@ -326,8 +328,8 @@ if int(numpy.__version__.split(".")[0]) < 2:
 modules = ["kernel_tuner", "kernel_tuner.interface", "kernel_tuner.core", "kernel_tuner.backends.cupy",
            "kernel_tuner.observers.nvml", "kernel_tuner.strategies.brute_force", "kernel_tuner.runners.sequential",
            "kernel_tuner.searchspace", "kernel_tuner.accuracy", "pynvml", "yaml", "ml_dtypes", "pandas",
-           "analysis.cli", "analysis.sweep.gpu_lease", "analysis.sweep.cuda_modules", "analysis.sweep.device_metrics",
-           "analysis.sweep.shard", "analysis.sweep.merge"]
+           "analysis.cli", "gpuvisit.cli", "gpuvisit.lease", "gpuvisit.merge", "gpuvisit.cuda_modules",
+           "analysis.sweep.device_metrics", "analysis.sweep.shard", "analysis.sweep.merge"]
 for m in modules:
     importlib.import_module(m)
 import kernel_tuner
@@ -363,8 +365,8 @@ def copy_packs(packs: str | Path, dest: Path) -> list[str]:
     out = []
     for f in found:
         try:
-            gpu_lease.read_pack(f)
-        except gpu_lease.LeaseError as exc:
+            read_pack(f)
+        except LeaseError as exc:
             raise BundleError(f, f"is not a lease pack: {exc}", field="--packs") from None
         rel = f.relative_to(packs)
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -400,17 +402,17 @@ def build(out: str | Path, *, python_version: str = "3.12", platforms: Sequence[
     (out / "unpack_wheels.py").write_text(UNPACK_PY)
     (out / "check.py").write_text(CHECK_PY.replace("@BLOCKED@", repr(blocked)))
     carried = copy_packs(packs, out / "packs") if packs is not None else []
-    contents = {str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": _sha256(p)}
-                for p in sorted(out.rglob("*")) if p.is_file()}
-    total = sum(v["bytes"] for v in contents.values())
-    manifest = {"target": {"python": python_version, "implementation": "cp",
-                           "platforms": list(platforms or DEFAULT_PLATFORMS)},
-                "built": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                "wheels": {c: r for c, r in sorted(resolution.items()) if "wheel" in r},
-                "left_out": {c: r for c, r in sorted(resolution.items()) if "left_out" in r},
-                "blocked_in_check": blocked, "project_files": len(files), "packs": carried,
-                "files": contents, "bytes": total,
-                "limit_bytes": limit}
+    contents: dict[str, dict[str, Any]] = {str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+                                           for p in sorted(out.rglob("*")) if p.is_file()}
+    total = sum(int(v["bytes"]) for v in contents.values())
+    manifest: dict[str, Any] = {"target": {"python": python_version, "implementation": "cp",
+                                           "platforms": list(platforms or DEFAULT_PLATFORMS)},
+                                "built": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                                "wheels": {c: r for c, r in sorted(resolution.items()) if "wheel" in r},
+                                "left_out": {c: r for c, r in sorted(resolution.items()) if "left_out" in r},
+                                "blocked_in_check": blocked, "project_files": len(files), "packs": carried,
+                                "files": contents, "bytes": total,
+                                "limit_bytes": limit}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     total += (out / "manifest.json").stat().st_size
     manifest["bytes"] = total
@@ -421,15 +423,11 @@ def build(out: str | Path, *, python_version: str = "3.12", platforms: Sequence[
 
 def wheel_tags(name: str) -> set[str]:
     """The tags of a wheel file name (python-abi-platform)."""
-    from packaging.utils import parse_wheel_filename
-
     return {str(t) for t in parse_wheel_filename(name)[3]}
 
 
 def installs_on(name: str, python_version: str = "3.12", platforms: Sequence[str] = DEFAULT_PLATFORMS) -> bool:
     """Whether pip on CPython `python_version`, manylinux x86_64, would take this wheel."""
-    from packaging.tags import compatible_tags, cpython_tags
-
     v = tuple(int(x) for x in python_version.split("."))
     supported = {str(t) for t in cpython_tags(v, platforms=list(platforms))}
     supported |= {str(t) for t in compatible_tags(v, platforms=list(platforms))}
