@@ -573,7 +573,7 @@ def load(path: str | Path, workdir: str | Path | None = None) -> dict[str, Any]:
     return validate({} if config is None else config, str(path), files=[path], workdir=workdir)
 
 
-def check_files(config: dict[str, Any], base: str | Path, source: str = "config") -> None:
+def check_files(config: dict[str, Any], base: str | Path, source: str | Path = "config") -> None:
     """Every space's source, definition and compile-times files must exist (paths relative to `base`)."""
     for i, s in enumerate(config["spaces"]):
         for key in ("source", "definition"):
@@ -600,7 +600,7 @@ def space_objectives(entry: dict[str, Any], base: str | Path) -> tuple[set[str] 
             f"the fields of {entry['source']} named like study objectives")
 
 
-def check_space_objectives(config: dict[str, Any], base: str | Path, source: str = "config") -> None:
+def check_space_objectives(config: dict[str, Any], base: str | Path, source: str | Path = "config") -> None:
     """Every studied space has the objectives of every set it runs on; ConfigError naming the field otherwise.
 
     A space runs on its comparison objective sets (its `objective_sets`, else simulation.objective_sets),
@@ -623,6 +623,7 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
     candidates += [(f"{s['device']}/{s['kernel']}", None, i) for i, s in enumerate(config["sweeps"])
                    if s.get("space", True)]
     sweep_objectives: set[str] | None = None
+    have: set[str] | None
     for name, entry, i in candidates:
         if entry is None:
             if sweep_objectives is None:
@@ -633,10 +634,11 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
         if have is None:
             continue
         kernel = name.split("/", 1)[1]
-        own = entry is not None and entry["objective_sets"]
+        own_sets: list[str] | None = entry["objective_sets"] if entry is not None else None
+        own = bool(own_sets)
         needs: list[tuple[str, list[str], str, str, str]] = []  # (what, objectives, field, why, remedy)
         remap = "or map its source's fields to objectives with `objectives:`"
-        for j, set_name in enumerate(entry["objective_sets"] if own else sim["objective_sets"]):
+        for j, set_name in enumerate(own_sets if own_sets else sim["objective_sets"]):
             where = f"spaces[{i}].objective_sets[{j}]" if own else (
                 f"spaces[{i}].objective_sets" if entry is not None else f"simulation.objective_sets[{j}]")
             why = ("its comparison runs optimise that set" if own else
@@ -651,9 +653,11 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
                               f"the hyperparameter grid '{grid}' is tuned on that set, and the space is one of its "
                               "training spaces (hyperparameters.kernels)",
                               f"tune the grid on a set its training spaces have, train on other kernels, {remap}"))
-        if ca["spaces"] is None or name in ca["spaces"]:
-            listed = ca["spaces"] is not None
-            where = f"constraint_aware.spaces[{ca['spaces'].index(name)}]" if listed else "constraint_aware.spaces"
+        ca_spaces: list[str] | None = ca["spaces"]
+        if ca_spaces is None or name in ca_spaces:
+            listed = ca_spaces is not None
+            where = f"constraint_aware.spaces[{ca_spaces.index(name)}]" if ca_spaces is not None else \
+                "constraint_aware.spaces"
             needs.append(("objective 'time'", ["time"], where, "the constraint-aware study tunes its spaces on time"
                           + ("" if listed else " (constraint_aware.spaces: null, so every studied space)"),
                           f"list the study's spaces in constraint_aware.spaces without this one, {remap}"))

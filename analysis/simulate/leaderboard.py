@@ -160,7 +160,7 @@ class RunSpace:
     objective: str
     limits: dict[str, Any]
     data: Any
-    cap: int
+    cap: int | None  # max_proposals: None without a cap
 
 
 def run_spaces(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], settings: ScoreSettings,

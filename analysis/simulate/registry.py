@@ -240,7 +240,7 @@ class Algorithm:
     @property
     def kt_strategy(self) -> str | ModuleType:
         """What `tune_kernel`'s `strategy` argument is for this algorithm: its strategy's name, or the user's module."""
-        return self.module if self.user else self.strategy
+        return self.module if self.module is not None else self.strategy  # self.user
 
     @property
     def source(self) -> str:

@@ -103,7 +103,7 @@ def _objective_for(fld: str, spec: Any, path: Path) -> Objective:
         raise SpaceError(path, f"bad objective mapping {spec!r} ({exc})", field=fld) from None
 
 
-def _default_fields(samples: list[Mapping[str, Any]]) -> dict[str, str]:
+def _default_fields(samples: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Every field named like a study objective in any of the (measured) samples."""
     return {name: name for name in OBJECTIVES if any(name in s for s in samples)}
 
@@ -189,7 +189,10 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
     if not fields:
         raise SpaceError(path, "no field named like a study objective; map fields in the config", field="objectives")
     first_field = next(iter(fields))
-    records, removed, spreads, runs = [], {}, [], []
+    records: list[Record] = []
+    removed: dict[str, int] = {}  # reason -> configurations removed for it
+    spreads: list[float] = []
+    runs: list[int] = []
     for key, entry in entries:
         _check_kt_entry(key, entry, keys, path)
         marker = _kt_error(entry.get(first_field))
@@ -351,7 +354,8 @@ def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str
     if not fields:
         raise SpaceError(path, "no measurement named like a study objective; map them in the config",
                          field="objectives")
-    records, removed = [], {}
+    records: list[Record] = []
+    removed: dict[str, int] = {}  # reason -> configurations removed for it
     for i, config, invalidity, measurements, times in rows:
         key = f"results[{i}]"
         status = T4_INVALIDITY[invalidity]

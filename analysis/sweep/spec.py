@@ -325,6 +325,7 @@ class _Validator:
                 names = list(values)
             elif sorted(values) != sorted(names):
                 self.fail(f"names {sorted(values)} differ from the first size's {sorted(names)}", f"sizes.{sname}")
+        assert names is not None  # sizes is a non-empty mapping (checked above)
         return {s: {k: sizes[s][k] for k in names} for s in sizes}
 
     def precision(self, precision: Any, size_names: list[str]) -> dict[str, list]:
