@@ -75,7 +75,7 @@ def planned_jobs(files: Sequence[str | Path], targets: Sequence[str], work: Path
 def _overlay(work: Path, archive: str | None, extra: Mapping[str, Any] | None = None) -> Path:
     """The overlay config of a verify-tables or compare run, which runs in `work` and writes there, restoring from
     the archive."""
-    overlay = {"output_root": ".", "baselines": {"restore": True}}
+    overlay: dict[str, Any] = {"output_root": ".", "baselines": {"restore": True}}
     if archive:
         overlay["baselines"]["archive"] = str(archive)
     for key, value in (extra or {}).items():

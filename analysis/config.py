@@ -345,7 +345,23 @@ def _check_hyperparameters_so(config: dict[str, Any], source: str) -> None:
 def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: bool = True) -> None:
     """Objective sets exist; algorithm names and options are known to the registry and in range."""
     sim = config["simulation"]
-    for i, name in enumerate(sim["objective_sets"]):
+    _check_objective_set_names(config, source)
+    hp = config["hyperparameters"]
+    grids = hp["grids"]
+    studied = _check_training_kernels(config, source, explicit_kernels)
+    for label, setting in sim["algorithms"].items():
+        _check_algorithm_setting(config, source, f"simulation.algorithms.{label}", setting, studied)
+    for name, grid in grids.items():
+        _check_grid(config, source, f"hyperparameters.grids.{name}", grid)
+    clash = sorted(set(sim["algorithms"]) & set(expand(grids)))
+    if clash:
+        raise ConfigError(source, f"label '{clash[0]}' is also the label of a grid setting",
+                          field=f"simulation.algorithms.{clash[0]}")
+
+
+def _check_objective_set_names(config: dict[str, Any], source: str) -> None:
+    """Every objective set that simulation and the spaces name is defined."""
+    for i, name in enumerate(config["simulation"]["objective_sets"]):
         if name not in config["objective_sets"]:
             raise ConfigError(source,
                               f"unknown objective set '{name}' (defined: {', '.join(config['objective_sets'])})",
@@ -355,8 +371,11 @@ def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: boo
             if name not in config["objective_sets"]:
                 raise ConfigError(source, f"unknown objective set '{name}' (defined: "
                                   f"{', '.join(config['objective_sets'])})", field=f"spaces[{i}].objective_sets[{j}]")
+
+
+def _check_training_kernels(config: dict[str, Any], source: str, explicit_kernels: bool) -> list[str]:
+    """hyperparameters.kernels are kernels of the study with a studied space; returns the studied kernels."""
     hp = config["hyperparameters"]
-    grids = hp["grids"]
     kernels = _study_kernels(config)
     studied = _study_kernels(config, studied_only=True)
     for i, kernel in enumerate(hp["kernels"]):
@@ -371,61 +390,72 @@ def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: boo
         raise ConfigError(source, f"every space of the training kernels ({', '.join(sorted(training))}) is excluded "
                                   "from the studies, so the grid would have no training space left",
                           field="hyperparameters.kernels")
-    for label, setting in sim["algorithms"].items():
-        setting.setdefault("options", {})
-        where = f"simulation.algorithms.{label}"
-        algorithm = _check_algorithm(setting["algorithm"], f"{where}.algorithm", source)
-        _check_options(setting["algorithm"], setting["options"], f"{where}.options", source)
-        problem = _single_objective_problem(algorithm, config)
-        if problem:
-            raise ConfigError(source, problem, field=f"{where}.algorithm")
-        tuned = setting.get("tuned")
-        if tuned is not None:
-            if tuned not in grids:
-                raise ConfigError(source, f"unknown hyperparameter grid '{tuned}' (defined: {', '.join(grids)})",
-                                  field=f"{where}.tuned")
-            # A constraint-unaware twin may take its aware algorithm's picks (same options).
-            grid_algorithm = grids[tuned]["algorithm"]
-            if setting["algorithm"] not in (grid_algorithm, f"{grid_algorithm}_unaware"):
-                raise ConfigError(source, f"grid '{tuned}' tunes {grid_algorithm}, not "
-                                  f"{setting['algorithm']} (nor its constraint-unaware twin)",
-                                  field=f"{where}.tuned")
-            if not set(hp["kernels"]) & set(studied):
-                raise ConfigError(source, f"takes the picks of grid '{tuned}', but no studied space has a "
-                                          f"training kernel (hyperparameters.kernels: {hp['kernels']}), "
-                                          "so no grid runs",
-                                  field=f"{where}.tuned")
-            missing = sorted(set(sim["budgets"]) - set(hp["budgets"] or sim["budgets"]))
-            if missing:
-                raise ConfigError(source, f"grid '{tuned}' has no runs at budgets {missing}",
-                                  field="hyperparameters.budgets")
-    for name, grid in grids.items():
-        grid.setdefault("fixed", {})
-        where = f"hyperparameters.grids.{name}"
-        if grid["objective_set"] not in config["objective_sets"]:
-            raise ConfigError(source, f"unknown objective set '{grid['objective_set']}'",
-                              field=f"{where}.objective_set")
-        algorithm = _check_algorithm(grid["algorithm"], f"{where}.algorithm", source)
-        if not algorithm.multi_objective and _multi_objective_sets(config, [grid["objective_set"]]):
-            objectives = config["objective_sets"][grid["objective_set"]]
-            raise ConfigError(source, f"'{algorithm.name}' optimises a single objective, but objective set "
-                                      f"'{grid['objective_set']}' has {len(objectives)} ({', '.join(objectives)}); "
-                                      "tune it on a one-objective set, or choose a multi-objective algorithm",
-                              field=f"{where}.objective_set")
-        _check_options(grid["algorithm"], grid["fixed"], f"{where}.fixed", source)
-        for option, values in grid["options"].items():
-            if option in grid["fixed"]:
-                raise ConfigError(source, f"option '{option}' is both varied (options) and held (fixed)",
-                                  field=f"{where}.fixed.{option}")
-            for i, value in enumerate(values):
-                try:
-                    _check_options(grid["algorithm"], {option: value}, f"{where}.options", source)
-                except ConfigError as exc:  # name the listed value
-                    raise ConfigError(source, exc.detail, field=f"{where}.options.{option}[{i}]") from None
-    clash = sorted(set(sim["algorithms"]) & set(expand(grids)))
-    if clash:
-        raise ConfigError(source, f"label '{clash[0]}' is also the label of a grid setting",
-                          field=f"simulation.algorithms.{clash[0]}")
+    return studied
+
+
+def _check_algorithm_setting(config: dict[str, Any], source: str, where: str, setting: dict[str, Any],
+                             studied: list[str]) -> None:
+    """One setting of simulation.algorithms: its algorithm, options and objective sets, and its `tuned` grid."""
+    setting.setdefault("options", {})
+    algorithm = _check_algorithm(setting["algorithm"], f"{where}.algorithm", source)
+    _check_options(setting["algorithm"], setting["options"], f"{where}.options", source)
+    problem = _single_objective_problem(algorithm, config)
+    if problem:
+        raise ConfigError(source, problem, field=f"{where}.algorithm")
+    tuned = setting.get("tuned")
+    if tuned is not None:
+        _check_tuned(config, source, where, setting, tuned, studied)
+
+
+def _check_tuned(config: dict[str, Any], source: str, where: str, setting: dict[str, Any], tuned: str,
+                 studied: list[str]) -> None:
+    """A setting's `tuned`: a grid of its algorithm (or its aware twin's) that runs, at every budget."""
+    sim = config["simulation"]
+    hp = config["hyperparameters"]
+    grids = hp["grids"]
+    if tuned not in grids:
+        raise ConfigError(source, f"unknown hyperparameter grid '{tuned}' (defined: {', '.join(grids)})",
+                          field=f"{where}.tuned")
+    # A constraint-unaware twin may take its aware algorithm's picks (same options).
+    grid_algorithm = grids[tuned]["algorithm"]
+    if setting["algorithm"] not in (grid_algorithm, f"{grid_algorithm}_unaware"):
+        raise ConfigError(source, f"grid '{tuned}' tunes {grid_algorithm}, not "
+                          f"{setting['algorithm']} (nor its constraint-unaware twin)",
+                          field=f"{where}.tuned")
+    if not set(hp["kernels"]) & set(studied):
+        raise ConfigError(source, f"takes the picks of grid '{tuned}', but no studied space has a "
+                                  f"training kernel (hyperparameters.kernels: {hp['kernels']}), "
+                                  "so no grid runs",
+                          field=f"{where}.tuned")
+    missing = sorted(set(sim["budgets"]) - set(hp["budgets"] or sim["budgets"]))
+    if missing:
+        raise ConfigError(source, f"grid '{tuned}' has no runs at budgets {missing}",
+                          field="hyperparameters.budgets")
+
+
+def _check_grid(config: dict[str, Any], source: str, where: str, grid: dict[str, Any]) -> None:
+    """One grid of hyperparameters.grids: its objective set, algorithm, fixed options and varied values."""
+    grid.setdefault("fixed", {})
+    if grid["objective_set"] not in config["objective_sets"]:
+        raise ConfigError(source, f"unknown objective set '{grid['objective_set']}'",
+                          field=f"{where}.objective_set")
+    algorithm = _check_algorithm(grid["algorithm"], f"{where}.algorithm", source)
+    if not algorithm.multi_objective and _multi_objective_sets(config, [grid["objective_set"]]):
+        objectives = config["objective_sets"][grid["objective_set"]]
+        raise ConfigError(source, f"'{algorithm.name}' optimises a single objective, but objective set "
+                                  f"'{grid['objective_set']}' has {len(objectives)} ({', '.join(objectives)}); "
+                                  "tune it on a one-objective set, or choose a multi-objective algorithm",
+                          field=f"{where}.objective_set")
+    _check_options(grid["algorithm"], grid["fixed"], f"{where}.fixed", source)
+    for option, values in grid["options"].items():
+        if option in grid["fixed"]:
+            raise ConfigError(source, f"option '{option}' is both varied (options) and held (fixed)",
+                              field=f"{where}.fixed.{option}")
+        for i, value in enumerate(values):
+            try:
+                _check_options(grid["algorithm"], {option: value}, f"{where}.options", source)
+            except ConfigError as exc:  # name the listed value
+                raise ConfigError(source, exc.detail, field=f"{where}.options.{option}[{i}]") from None
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -543,7 +573,7 @@ def load(path: str | Path, workdir: str | Path | None = None) -> dict[str, Any]:
     return validate({} if config is None else config, str(path), files=[path], workdir=workdir)
 
 
-def check_files(config: dict[str, Any], base: str | Path, source: str = "config") -> None:
+def check_files(config: dict[str, Any], base: str | Path, source: str | Path = "config") -> None:
     """Every space's source, definition and compile-times files must exist (paths relative to `base`)."""
     for i, s in enumerate(config["spaces"]):
         for key in ("source", "definition"):
@@ -570,7 +600,7 @@ def space_objectives(entry: dict[str, Any], base: str | Path) -> tuple[set[str] 
             f"the fields of {entry['source']} named like study objectives")
 
 
-def check_space_objectives(config: dict[str, Any], base: str | Path, source: str = "config") -> None:
+def check_space_objectives(config: dict[str, Any], base: str | Path, source: str | Path = "config") -> None:
     """Every studied space has the objectives of every set it runs on; ConfigError naming the field otherwise.
 
     A space runs on its comparison objective sets (its `objective_sets`, else simulation.objective_sets),
@@ -593,6 +623,7 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
     candidates += [(f"{s['device']}/{s['kernel']}", None, i) for i, s in enumerate(config["sweeps"])
                    if s.get("space", True)]
     sweep_objectives: set[str] | None = None
+    have: set[str] | None
     for name, entry, i in candidates:
         if entry is None:
             if sweep_objectives is None:
@@ -603,10 +634,11 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
         if have is None:
             continue
         kernel = name.split("/", 1)[1]
-        own = entry is not None and entry["objective_sets"]
+        own_sets: list[str] | None = entry["objective_sets"] if entry is not None else None
+        own = bool(own_sets)
         needs: list[tuple[str, list[str], str, str, str]] = []  # (what, objectives, field, why, remedy)
         remap = "or map its source's fields to objectives with `objectives:`"
-        for j, set_name in enumerate(entry["objective_sets"] if own else sim["objective_sets"]):
+        for j, set_name in enumerate(own_sets if own_sets else sim["objective_sets"]):
             where = f"spaces[{i}].objective_sets[{j}]" if own else (
                 f"spaces[{i}].objective_sets" if entry is not None else f"simulation.objective_sets[{j}]")
             why = ("its comparison runs optimise that set" if own else
@@ -621,9 +653,11 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
                               f"the hyperparameter grid '{grid}' is tuned on that set, and the space is one of its "
                               "training spaces (hyperparameters.kernels)",
                               f"tune the grid on a set its training spaces have, train on other kernels, {remap}"))
-        if ca["spaces"] is None or name in ca["spaces"]:
-            listed = ca["spaces"] is not None
-            where = f"constraint_aware.spaces[{ca['spaces'].index(name)}]" if listed else "constraint_aware.spaces"
+        ca_spaces: list[str] | None = ca["spaces"]
+        if ca_spaces is None or name in ca_spaces:
+            listed = ca_spaces is not None
+            where = f"constraint_aware.spaces[{ca_spaces.index(name)}]" if ca_spaces is not None else \
+                "constraint_aware.spaces"
             needs.append(("objective 'time'", ["time"], where, "the constraint-aware study tunes its spaces on time"
                           + ("" if listed else " (constraint_aware.spaces: null, so every studied space)"),
                           f"list the study's spaces in constraint_aware.spaces without this one, {remap}"))

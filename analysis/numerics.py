@@ -30,6 +30,7 @@ import platform
 import sys
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
+from typing import Any
 
 # OpenBLAS's kernel family for every x86-64-v3 processor (AVX2 + FMA); on one with AVX-512 OpenBLAS
 # would pick SkylakeX (or Cooperlake, SapphireRapids), whose ddot sums in another order.
@@ -75,7 +76,7 @@ def pin() -> bool:
     return pinned_environment(os.environ, platform.machine(), cpu_flags())
 
 
-def state() -> dict[str, object]:
+def state() -> dict[str, Any]:
     """What this process runs: OpenBLAS's kernel family per library, numpy's highest dispatch target that is
     on, and whether both are the pinned ones (`pinned`). Loads numpy and threadpoolctl."""
     import numpy  # noqa: F401  (loads the BLAS libraries threadpoolctl reports)
@@ -90,7 +91,7 @@ def state() -> dict[str, object]:
     return {"blas": blas, "numpy_dispatch": top, "pinned": pinned, "numpy_loaded_first": _numpy_before_pin}
 
 
-def describe(s: dict[str, object]) -> str:
+def describe(s: dict[str, Any]) -> str:
     """One line for a log: the numeric kernels of `state()`."""
     where = "pinned" if s["pinned"] else "NOT the pinned ones (bytes may differ from the published study)"
     return f"numeric kernels: BLAS {', '.join(s['blas']) or 'none found'}, numpy up to {s['numpy_dispatch']}: {where}"

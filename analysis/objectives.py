@@ -60,4 +60,4 @@ def headline_set(objective_sets: Mapping[str, Sequence[str]], studied: Iterable[
     ran = set(studied)
     present = [name for name in objective_sets if name in ran]
     multi = [name for name in present if len(objective_sets[name]) > 1]
-    return (multi or present or [None])[0]
+    return next(iter(multi or present), None)

@@ -31,7 +31,7 @@ def drop_default_rate_limit(workflow) -> bool:
     """
     scheduler = getattr(workflow, "scheduler", None)
     limiter = getattr(scheduler, "job_rate_limiter", None)
-    if limiter is None or not workflow.local_exec or workflow.dryrun:
+    if scheduler is None or limiter is None or not workflow.local_exec or workflow.dryrun:
         return False
     if (limiter.max_jobs, limiter.timespan) != CLI_DEFAULT_LIMIT:
         return False

@@ -15,6 +15,7 @@ Kernel Tuner functions replicated here are pinned in `analysis.fastpath.pins`.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -195,9 +196,25 @@ def differential_evolution(searchspace, cost_func, bounds, popsize, maxiter, F, 
     population_idx: list[list[int] | None] = [None] * len(population)
 
     def member_indices(k: int) -> list[int]:
-        if population_idx[k] is None:
-            population_idx[k] = maps.to_indices(population[k])
-        return population_idx[k]
+        indices = population_idx[k]
+        if indices is None:
+            indices = population_idx[k] = maps.to_indices(population[k])
+        return indices
+
+    def trial(i: int) -> list:
+        """Kernel Tuner's trial vector for member i: the draw, the mutation, the crossover, the repair."""
+        randos = _random_draw(popsize, i, mutation, best)
+        if current_first:
+            randos[0] = i
+        randos_idx = [member_indices(rando) for rando in randos]
+
+        donor_vector_idx = mutate(best_solution_idx, randos_idx, F, max_idx, best)
+        donor_vector = maps.to_values(donor_vector_idx)
+
+        trial_vector = crossover_method(donor_vector, population[i], CR)
+        if constraint_aware:
+            trial_vector = kt_de.repair(trial_vector, searchspace)
+        return trial_vector
 
     population_cost = np.array(cost_func.eval_all(population))
 
@@ -212,53 +229,14 @@ def differential_evolution(searchspace, cost_func, bounds, popsize, maxiter, F, 
         if stabilized > 2:
             trial_population = list(kt_de.generate_population(tune_params, max_idx, popsize, searchspace,
                                                               constraint_aware))
-        trials = _Members(trial_population, hashed)
-
-        i = 0
-        stuck = 0
-        while len(trial_population) < popsize:
-            randos = _random_draw(popsize, i, mutation, best)
-            if current_first:
-                randos[0] = i
-            randos_idx = [member_indices(rando) for rando in randos]
-
-            donor_vector_idx = mutate(best_solution_idx, randos_idx, F, max_idx, best)
-            donor_vector = maps.to_values(donor_vector_idx)
-
-            trial_vector = crossover_method(donor_vector, population[i], CR)
-            if constraint_aware:
-                trial_vector = kt_de.repair(trial_vector, searchspace)
-
-            if list(trial_vector) not in trials:
-                trials.append(list(trial_vector))
-                i += 1
-                stuck = 0
-            else:
-                stuck += 1
-
-            if stuck >= 20:
-                if verbose:
-                    print("Differential Evolution got stuck generating new individuals, insert random sample")
-                trials.append(list(searchspace.get_random_sample(1)[0]))
-                i += 1
-                stuck = 0
+        _fill_trials(_Members(trial_population, hashed), popsize, trial, searchspace, verbose)
 
         trial_population_cost = np.array(cost_func.eval_all(trial_population))
 
-        no_change = True
-        for i in range(popsize):
-            trial_vector = trial_population[i]
-            trial_cost = trial_population_cost[i]
-            if trial_cost <= population_cost[i]:
-                if population.count(trial_vector) == 0:
-                    population[i] = trial_vector
-                    population_idx[i] = None
-                    population_cost[i] = trial_cost
-                    no_change = False
-                if trial_cost < best_cost:
-                    best_cost = trial_cost
-                    best_solution = trial_vector
-                    best_solution_idx = maps.to_indices(best_solution)
+        no_change, leader = _select(population, population_idx, population_cost, trial_population,
+                                    trial_population_cost, popsize, (best_cost, best_solution, best_solution_idx),
+                                    maps)
+        best_cost, best_solution, best_solution_idx = leader
 
         if no_change:
             stabilized += 1
@@ -270,6 +248,54 @@ def differential_evolution(searchspace, cost_func, bounds, popsize, maxiter, F, 
         print(f"Differential Evolution completed fevals={cost_func.get_num_unique_results()}")
 
     return {"solution": best_solution, "cost": best_cost}
+
+
+def _select(population: list, population_idx: list[list[int] | None], population_cost: np.ndarray,
+            trial_population: list, trial_population_cost: np.ndarray, popsize: int,
+            leader: tuple[Any, Any, list[int]], maps: _IndexMaps) -> tuple[bool, tuple[Any, Any, list[int]]]:
+    """Kernel Tuner's selection, in place: each trial vector that costs no more than its member replaces it
+    (unless already in the population); `leader` (best cost, solution, index vector) follows each improvement.
+    Returns whether no member was replaced, and the leader."""
+    best_cost, best_solution, best_solution_idx = leader
+    no_change = True
+    for i in range(popsize):
+        trial_vector = trial_population[i]
+        trial_cost = trial_population_cost[i]
+        if trial_cost <= population_cost[i]:
+            if population.count(trial_vector) == 0:
+                population[i] = trial_vector
+                population_idx[i] = None
+                population_cost[i] = trial_cost
+                no_change = False
+            if trial_cost < best_cost:
+                best_cost = trial_cost
+                best_solution = trial_vector
+                best_solution_idx = maps.to_indices(best_solution)
+    return no_change, (best_cost, best_solution, best_solution_idx)
+
+
+def _fill_trials(trials: _Members, popsize: int, trial: Callable[[int], list], searchspace: Any,
+                 verbose: bool) -> None:
+    """Kernel Tuner's loop that fills the trial population to `popsize`: trial vector `trial(i)` of each
+    member i in turn, a duplicate tried again, a random sample of the space after 20 duplicates in a row."""
+    i = 0
+    stuck = 0
+    while len(trials.members) < popsize:
+        trial_vector = trial(i)
+
+        if list(trial_vector) not in trials:
+            trials.append(list(trial_vector))
+            i += 1
+            stuck = 0
+        else:
+            stuck += 1
+
+        if stuck >= 20:
+            if verbose:
+                print("Differential Evolution got stuck generating new individuals, insert random sample")
+            trials.append(list(searchspace.get_random_sample(1)[0]))
+            i += 1
+            stuck = 0
 
 
 def fast_differential_evolution() -> contextlib.AbstractContextManager:

@@ -7,7 +7,7 @@ Kept apart from `accel` because they subclass pymoo's classes: only the NSGA-II/
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from kernel_tuner.strategies import pymoo_minimize as kt_pymoo
@@ -55,8 +55,11 @@ def hashed_duplicate_elimination() -> contextlib.AbstractContextManager:
     return swapped(kt_pymoo, TuningParamConfigDuplicateElimination=HashedDuplicateElimination)
 
 
-def flag_duplicates(keys: list[tuple], other: list[tuple] | None, is_duplicate: np.ndarray,
-                     keep: str) -> np.ndarray:
+# the flags flag_duplicates sets and returns: pymoo's boolean array, or a list of them
+_Flags = TypeVar("_Flags", np.ndarray, list[bool])
+
+
+def flag_duplicates(keys: list[tuple], other: list[tuple] | None, is_duplicate: _Flags, keep: str) -> _Flags:
     """Set is_duplicate[i] where keys[i] is in `other`, or, with `other` None, where it repeats a key
     of the same list: all but the first occurrence (keep="first") or all but the last (keep="last")."""
     if other is not None:

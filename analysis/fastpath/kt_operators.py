@@ -54,7 +54,7 @@ def neighbour_repair(problem: kt_pymoo.TuningProblem, X: np.ndarray) -> np.ndarr
     return X
 
 
-def mutations(searchspace: Any, rows: Sequence[Sequence], keep: Sequence[bool]) -> list[tuple[int, tuple]]:
+def mutations(searchspace: Any, rows: Sequence[Sequence], keep: Sequence[bool] | np.ndarray) -> list[tuple[int, tuple]]:
     """The neighbourhood mutation's draws for `rows`, in Kernel Tuner's order: (row, configuration it becomes)
     for the rows where `keep` is true."""
     neighbours = searchspace.get_neighbors_indices_no_cache

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 
-def lhs_sample_indices(searchspace: Any, num_samples: int, memo: dict, original: Any) -> list[int]:
+def lhs_sample_indices(searchspace: Any, num_samples: int, *, memo: dict, original: Any) -> list[int]:
     """Kernel Tuner's Searchspace.get_LHS_sample_indices with the closest configuration of each point memoised.
 
     Kernel Tuner draws a Latin hypercube of parameter-index points; a point that is a valid

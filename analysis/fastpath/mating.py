@@ -118,6 +118,7 @@ class ArrayMating(Mating):
         off_rows: list = []
         off_keys: set[tuple] = set()
         n_infills = 0
+        X: list[list] | np.ndarray  # a list path's offspring rows, or the array path's X
         while len(off_rows) < n_offsprings:
             n_remaining = n_offsprings - len(off_rows)
             if rows is not None:

@@ -334,7 +334,7 @@ def _source_in_file(text: str, qualname: str) -> str:
 
     tree = ast.parse(text)
     body: list[ast.stmt] = tree.body
-    node: ast.AST | None = None
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None = None
     cls = None
     for part in qualname.split("."):
         if cls is not None and part.startswith(f"_{cls}__"):
@@ -345,6 +345,7 @@ def _source_in_file(text: str, qualname: str) -> str:
             raise KeyError(qualname)
         cls = node.name if isinstance(node, ast.ClassDef) else None
         body = getattr(node, "body", [])
+    assert node is not None  # a qualname has at least one part
     start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
     lines = text.splitlines(keepends=True)
     return "".join(lines[start - 1: node.end_lineno])
@@ -373,7 +374,9 @@ def pinned_source(pin: Pin) -> str:
     version = PINNED[pin.package]
     module, qualname = pin.upstream.split(":")
     if installed_version(pin.package) == version:
-        text = Path(inspect.getsourcefile(importlib.import_module(module))).read_text()
+        source = inspect.getsourcefile(importlib.import_module(module))
+        assert source is not None, module  # a pinned module is a .py file
+        text = Path(source).read_text()
     else:
         with zipfile.ZipFile(_wheel(pin.package, version)) as wheel:
             name = module.replace(".", "/")

@@ -46,7 +46,7 @@ def population_get(self: Population, *args: str, to_numpy: bool = True, **kwargs
     if individuals is None or any(getattr(type(individual), "get", None) is not Individual.get
                                   for individual in individuals):
         return _PYMOO_GET(self, *args, to_numpy=to_numpy, **kwargs)
-    res = [[_value(individual, key) for individual in individuals] for key in args]
+    res: list[list] | list[np.ndarray] = [[_value(individual, key) for individual in individuals] for key in args]
     if to_numpy:
         res = [np.array(values) for values in res]
     return res[0] if len(args) == 1 else tuple(res)

@@ -126,7 +126,7 @@ def simulation_runner_run(self: SimulationRunner, parameter_space: Any, tuning_o
     and the strategy and framework time spread over the valid results.
     """
     logging.debug("simulation runner started for " + self.kernel_options.kernel_name)
-    results = []
+    results: list[dict | None] = []
     budget, cache, metrics = tuning_options.budget, tuning_options.cache, tuning_options.metrics
     for element in parameter_space:
         if budget.is_done():
@@ -182,10 +182,10 @@ def simulation_runner_run(self: SimulationRunner, parameter_space: Any, tuning_o
         strategy_time = self.accumulated_strategy_time
         self.accumulated_strategy_time = 0
         framework_time = max(total_time - strategy_time, 0)
-        for result in results:  # amortise the time over all the results, in ms
-            if result:
-                result["strategy_time"] = 1000 * strategy_time / num_valid_results
-                result["framework_time"] = 1000 * framework_time / num_valid_results
+        for valid in results:  # amortise the time over all the results, in ms
+            if valid:
+                valid["strategy_time"] = 1000 * strategy_time / num_valid_results
+                valid["framework_time"] = 1000 * framework_time / num_valid_results
     return results
 
 

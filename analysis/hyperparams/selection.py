@@ -150,7 +150,7 @@ def run(final: pd.DataFrame, grids: Mapping[str, Mapping[str, Any]], seed: int, 
                  row["setting"], row["front_size"], row["coin"])
 
 
-def options_per_budget(options: dict[str, Any], budgets: Sequence[int], table_csv: str | Path | None,
+def options_per_budget(options: dict[str, Any], budgets: Sequence[int], table_csv: str | Path,
                        grid: str | None) -> list[dict[str, Any]]:
     """The options of a setting at each budget: as given, or (with `grid`) updated by the options the grid's
     selection picked at that budget (`picked_options`)."""

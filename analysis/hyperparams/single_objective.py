@@ -111,40 +111,58 @@ def check(section: Mapping[str, Any], time_spaces: Sequence[tuple[str, str]]) ->
     """SectionError naming the field unless every grid tunes a registered single-objective algorithm with
     values its options accept, and the training and test spaces are distinct spaces tuned on time."""
     for algorithm, grid in (section.get("grids") or {}).items():
-        where = f"grids.{algorithm}"
-        try:
-            spec = get_algorithm(algorithm)
-        except ValueError as exc:
-            raise SectionError(where, str(exc)) from None
-        if spec.multi_objective:
-            raise SectionError(where, f"'{algorithm}' is multi-objective; this tuning scores single-objective "
-                                      "strategies (the NSGA-II/III grid is config `hyperparameters`)")
-        if not grid:
-            raise SectionError(where, "an empty grid; give each option a list of values")
-        for option, values in grid.items():
-            if option not in spec.options:
-                raise SectionError(f"{where}.{option}", f"'{option}' is no option of '{algorithm}' (its options: "
-                                                        f"{', '.join(spec.options)})")
-            if not isinstance(values, list) or not values:
-                raise SectionError(f"{where}.{option}", f"expected a non-empty list of values, found {values!r}")
-            if len(set(map(repr, values))) < len(values):
-                raise SectionError(f"{where}.{option}", f"a value is listed twice: {values}")
-            for i, value in enumerate(values):
-                try:
-                    resolve_options(algorithm, {option: value})
-                except OptionError as exc:
-                    raise SectionError(f"{where}.{option}[{i}]" if exc.option else where, str(exc)) from None
+        _check_grid(algorithm, grid)
     for name, spec in ((section.get("meta") or {}).get("strategies") or {}).items():
-        where = f"meta.strategies.{name}"
-        try:
-            get_algorithm(spec["algorithm"])
-        except ValueError as exc:
-            raise SectionError(f"{where}.algorithm", str(exc)) from None
-        try:
-            resolve_options(spec["algorithm"], dict(spec.get("options") or {}))
-        except OptionError as exc:
-            raise SectionError(f"{where}.options.{exc.option}" if exc.option else f"{where}.options",
-                               str(exc)) from None
+        _check_meta_strategy(name, spec)
+    _check_scopes(section, time_spaces)
+    if section.get("grids") and not section.get("training"):
+        raise SectionError("training", "grids are given but no training space")
+
+
+def _check_grid(algorithm: str, grid: Mapping[str, Any]) -> None:
+    """Grid `grids.<algorithm>`: a registered single-objective algorithm, each option of it given a
+    non-empty list of distinct values that the option accepts."""
+    where = f"grids.{algorithm}"
+    try:
+        spec = get_algorithm(algorithm)
+    except ValueError as exc:
+        raise SectionError(where, str(exc)) from None
+    if spec.multi_objective:
+        raise SectionError(where, f"'{algorithm}' is multi-objective; this tuning scores single-objective "
+                                  "strategies (the NSGA-II/III grid is config `hyperparameters`)")
+    if not grid:
+        raise SectionError(where, "an empty grid; give each option a list of values")
+    for option, values in grid.items():
+        if option not in spec.options:
+            raise SectionError(f"{where}.{option}", f"'{option}' is no option of '{algorithm}' (its options: "
+                                                    f"{', '.join(spec.options)})")
+        if not isinstance(values, list) or not values:
+            raise SectionError(f"{where}.{option}", f"expected a non-empty list of values, found {values!r}")
+        if len(set(map(repr, values))) < len(values):
+            raise SectionError(f"{where}.{option}", f"a value is listed twice: {values}")
+        for i, value in enumerate(values):
+            try:
+                resolve_options(algorithm, {option: value})
+            except OptionError as exc:
+                raise SectionError(f"{where}.{option}[{i}]" if exc.option else where, str(exc)) from None
+
+
+def _check_meta_strategy(name: str, spec: Mapping[str, Any]) -> None:
+    """Strategy `meta.strategies.<name>`: a registered algorithm and options it accepts."""
+    where = f"meta.strategies.{name}"
+    try:
+        get_algorithm(spec["algorithm"])
+    except ValueError as exc:
+        raise SectionError(f"{where}.algorithm", str(exc)) from None
+    try:
+        resolve_options(spec["algorithm"], dict(spec.get("options") or {}))
+    except OptionError as exc:
+        raise SectionError(f"{where}.options.{exc.option}" if exc.option else f"{where}.options",
+                           str(exc)) from None
+
+
+def _check_scopes(section: Mapping[str, Any], time_spaces: Sequence[tuple[str, str]]) -> None:
+    """The training and test spaces: studied spaces tuned on time, none listed twice."""
     known = {f"{d}/{k}" for d, k in time_spaces}
     listed: dict[str, str] = {}
     for scope in ("training", "test"):
@@ -155,8 +173,6 @@ def check(section: Mapping[str, Any], time_spaces: Sequence[tuple[str, str]]) ->
             if name in listed:
                 raise SectionError(f"{scope}[{i}]", f"'{name}' is also listed in {listed[name]}")
             listed[name] = scope
-    if section.get("grids") and not section.get("training"):
-        raise SectionError("training", "grids are given but no training space")
 
 
 def run_chunk(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], algorithm: str,

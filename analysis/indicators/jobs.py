@@ -116,10 +116,11 @@ def _run_curve(values: np.ndarray, valid: np.ndarray, times: np.ndarray, front: 
         return np.concatenate([a, np.full(budget - n, a[-1] if n else empty)])
 
     columns = {"k": k, "evaluated": np.minimum(k, n)}
-    final = {"evaluations": int(n), "valid_evaluations": int(usable.sum())}
+    final: dict[str, float] = {"evaluations": int(n), "valid_evaluations": int(usable.sum())}
     for name, indicator in INDICATORS.items():
-        if indicator.anytime:
-            columns[name] = pad(indicator.function(points, front.points) if n else np.empty(0), indicator.empty)
+        if indicator.anytime:  # an anytime indicator's curve is an array (asarray returns it as it is)
+            columns[name] = pad(np.asarray(indicator.function(points, front.points)) if n else np.empty(0),
+                                indicator.empty)
             final[name] = float(columns[name][-1])
         else:
             final[name] = float(indicator.function(points, front.points))

@@ -88,7 +88,7 @@ def trace_records(trace: pd.DataFrame, index: SpaceIndex, param_names: list[str]
     seconds, the package's unit), a repeat none; their running sum is checked against the
     trace's own simulated clock (ms).
     """
-    records = []
+    records: list[dict[str, Any]] = []
     elapsed = 0.0
     params = trace[[f"param.{n}" for n in param_names]].itertuples(index=False)
     for config, first, charged in zip(params, trace["first_visit"], trace["sim_time_ms"]):
@@ -316,10 +316,10 @@ def score_space(stats: Any, curves: Mapping[str, Any], settings: ScoreSettings, 
     fevals_start, fevals_end, time_start, time_end = stats.cutoff_point_fevals_time_start_end(
         settings.cutoff_percentile_start, settings.cutoff_percentile)
     time_range = np.linspace(start=time_start, stop=time_end, num=int(settings.time_resolution))
-    fevals_range = np.arange(start=fevals_start, stop=fevals_end + 1)
+    fevals_range = np.arange(fevals_start, fevals_end + 1)
     baseline = calculated_baseline(stats, settings.baseline)
     names = list(curves)
-    fast = contextlib.nullcontext()
+    fast: contextlib.AbstractContextManager = contextlib.nullcontext()
     if fastpath.enabled("bagging"):
         # lazy: the replicas import scikit-learn (with the package, about 2.7 s), which only a score needs, and
         # the Snakefile imports this module (through hyperparams.single_objective)

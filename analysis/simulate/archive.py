@@ -85,8 +85,8 @@ class SpaceCodes:
         cols = frame[[PARAM + n for n in self.names]].set_axis(self.names, axis=1)
         return _encode(cols, self.names, self.values, self.radices, where)
 
-    def decode(self, codes: np.ndarray) -> dict[str, list]:
-        """Each parameter's values of `codes`, as the space declares them."""
+    def decode(self, codes: np.ndarray) -> dict[str, np.ndarray]:
+        """Each parameter's values of `codes`, as the space declares them (an object array each)."""
         out = {}
         rest = np.asarray(codes, dtype=np.int64)
         for name, values, radix in zip(self.names, self.values, self.radices):
@@ -463,7 +463,9 @@ def write_archive(runs: Iterable[tuple[Path, str, Mapping[str, Any]]], space_of:
     runs = list(runs)
     schema = storage_schema((str(p), pq.read_schema(p)) for p, _, _ in runs)
     coders: dict[str, SpaceCodes] = {}
-    files, parts, schemas = [], [], {}
+    files: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []  # each piece's entry
+    schemas: dict[str, int] = {}  # a run file's serialised schema -> its number
     pending: list[pa.Table] = []
     with atomic_path(out) as tmp:
         # statistics on `part` only: a reader of one run file skips the row groups of the others

@@ -121,6 +121,14 @@ def entries(leaderboard: Mapping[str, Any], ca_strategies: Mapping[str, Mapping[
                              "itself; choose another")
         add(name, USER, display_name(spec["algorithm"]), spec["algorithm"], spec.get("options") or {},
             spec["algorithm"])
+    _check_fewer(out, fewer, largest, repetitions, ca_strategies)
+    return out
+
+
+def _check_fewer(out: Mapping[str, dict], fewer: Mapping[str, int], largest: Mapping[str, Any], repetitions: int,
+                 ca_strategies: Mapping[str, Mapping[str, Any]]) -> None:
+    """ValueError unless the `fewer_runs` and `fewer_spaces` tables name entries (or entries of a family switched
+    off) and each entry's fewer runs are in range."""
     for field, table in (("fewer_runs", fewer), ("fewer_spaces", largest)):
         unknown = sorted(set(table) - set(out))
         if unknown:
@@ -135,7 +143,6 @@ def entries(leaderboard: Mapping[str, Any], ca_strategies: Mapping[str, Mapping[
         if not min(MIN_RUNS, repetitions) <= runs <= repetitions:
             raise ValueError(f"leaderboard.fewer_runs.{name}: {runs} runs; an entry runs at least {MIN_RUNS} (or "
                              f"leaderboard.repetitions, {repetitions}, if fewer) and at most {repetitions}")
-    return out
 
 
 def last_line(exc: BaseException) -> str:
@@ -153,7 +160,7 @@ class RunSpace:
     objective: str
     limits: dict[str, Any]
     data: Any
-    cap: int
+    cap: int | None  # max_proposals: None without a cap
 
 
 def run_spaces(spaces: Sequence[tuple[str | Path, str | Path, str | Path]], settings: ScoreSettings,

@@ -26,7 +26,10 @@ from collections.abc import Iterator
 
 def needs_tp_adapter(tp: type) -> bool:
     """Whether pyATF's `TP` lacks the fourth positional parameter Kernel Tuner 1.5.0 passes."""
-    parameters = [p for p in inspect.signature(tp.__init__).parameters.values() if p.name != "self"]
+    # the class's own __init__ (inspect.signature(tp) could answer from a __new__ instead), which mypy calls
+    # unsound on an instance: tp is a class here
+    init = tp.__init__  # type: ignore[misc]
+    parameters = [p for p in inspect.signature(init).parameters.values() if p.name != "self"]
     positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return len(positional) < 4 and not any(p.kind == p.VAR_POSITIONAL for p in parameters)
 
@@ -36,7 +39,7 @@ def compatible_tp() -> Iterator[None]:
     """pyATF's `TP` accepting (and dropping) the constraint source, while the context lasts."""
     import pyatf
 
-    original = pyatf.TP
+    original: type = pyatf.TP
     if not needs_tp_adapter(original):
         yield
         return

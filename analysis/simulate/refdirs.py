@@ -92,7 +92,8 @@ def _load(path: str) -> dict[str, np.ndarray]:
 
 def available(path: str | Path = REFDIRS_FILE) -> list[tuple[int, int]]:
     """The (objectives, points) pairs the file holds."""
-    return sorted(tuple(int(v) for v in key.split("x")) for key in _load(str(path)))
+    pairs = (key.split("x") for key in _load(str(path)))  # "<objectives>x<points>", as _load checks
+    return sorted((int(n_obj), int(n_points)) for n_obj, n_points in pairs)
 
 
 def reference_directions(n_obj: int, n_points: int, path: str | Path = REFDIRS_FILE) -> np.ndarray:

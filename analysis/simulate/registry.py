@@ -240,7 +240,7 @@ class Algorithm:
     @property
     def kt_strategy(self) -> str | ModuleType:
         """What `tune_kernel`'s `strategy` argument is for this algorithm: its strategy's name, or the user's module."""
-        return self.module if self.user else self.strategy
+        return self.module if self.module is not None else self.strategy  # self.user
 
     @property
     def source(self) -> str:
@@ -490,7 +490,24 @@ def user_algorithm(name: str, module: ModuleType) -> Algorithm:
     if not isinstance(table, Mapping):
         raise ValueError(f"{where}: _options must be a dict of name -> (description, default), found "
                          f"{type(table).__name__}")
-    options = {}
+    options = _declared_options(where, table)
+    _apply_option_rules(where, getattr(module, "_option_rules", None) or {}, options)
+    multi = getattr(module, "multi_objective", False)
+    if not isinstance(multi, bool):
+        raise ValueError(f"{where}: multi_objective must be True or False, found {multi!r}")
+    display = getattr(module, "display_name", None)
+    if display is None:
+        display = Path(name).stem if name.endswith(".py") else name.rsplit(".", 1)[-1]
+    if not isinstance(display, str) or not display.strip():
+        raise ValueError(f"{where}: display_name must be a non-empty string, found {display!r}")
+    paragraph = (module.__doc__ or "").strip().split("\n\n")[0]
+    description = " ".join(paragraph.split()) or f"User strategy {name}."
+    return Algorithm(name, module.__name__, description, options, multi, display=display, module=module)
+
+
+def _declared_options(where: str, table: Mapping[Any, Any]) -> dict[str, Option]:
+    """A user strategy's `_options` table as Options, each typed by its default (`_inferred_rule`)."""
+    options: dict[str, Option] = {}
     for key, value in table.items():
         if not (isinstance(key, str) and isinstance(value, (tuple, list)) and len(value) == 2
                 and isinstance(value[0], str)):
@@ -498,7 +515,12 @@ def user_algorithm(name: str, module: ModuleType) -> Algorithm:
         if key in RESERVED_OPTIONS:
             raise ValueError(f"{where}: _options declares {key!r}, which the suite sets itself from the run's budget")
         options[key] = Option(value[0], value[1], **_inferred_rule(value[1]))
-    rules = getattr(module, "_option_rules", None) or {}
+    return options
+
+
+def _apply_option_rules(where: str, rules: Any, options: dict[str, Option]) -> None:
+    """A user strategy's `_option_rules` applied to its options (in place), each rule checked and its option's
+    default checked against it."""
     if not isinstance(rules, Mapping):
         raise ValueError(f"{where}: _option_rules must be a dict of option -> rule, found {type(rules).__name__}")
     for key, rule in rules.items():
@@ -517,17 +539,6 @@ def user_algorithm(name: str, module: ModuleType) -> Algorithm:
         if problem is not None:
             raise ValueError(f"{where}: the default of option {key!r} breaks its own rule: {problem}")
         options[key] = option
-    multi = getattr(module, "multi_objective", False)
-    if not isinstance(multi, bool):
-        raise ValueError(f"{where}: multi_objective must be True or False, found {multi!r}")
-    display = getattr(module, "display_name", None)
-    if display is None:
-        display = Path(name).stem if name.endswith(".py") else name.rsplit(".", 1)[-1]
-    if not isinstance(display, str) or not display.strip():
-        raise ValueError(f"{where}: display_name must be a non-empty string, found {display!r}")
-    paragraph = (module.__doc__ or "").strip().split("\n\n")[0]
-    description = " ".join(paragraph.split()) or f"User strategy {name}."
-    return Algorithm(name, module.__name__, description, options, multi, display=display, module=module)
 
 
 def strategy_source(name: str) -> str | None:

@@ -81,7 +81,7 @@ def seeded_latin_hypercube(seed: int, memo: dict | None = None) -> contextlib.Ab
 def _seeded_class(original: type, rng: np.random.Generator) -> type:
     """A subclass of scipy's `LatinHypercube` class `original` that draws from `rng` unless given a generator."""
 
-    class SeededLatinHypercube(original):  # type: ignore[valid-type, misc]
+    class SeededLatinHypercube(original):
         """LatinHypercube drawing from the run's generator unless given one."""
 
         def __init__(self, d: int, **kwargs: Any) -> None:

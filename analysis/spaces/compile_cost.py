@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -180,6 +180,11 @@ def compile_costs(configs: Mapping[str, Mapping[str, Any]], parameters: Mapping[
     return CompileCosts(out, set(in_space), summary, {k: e for k, e in entries.items() if k in configs})
 
 
+def _finite_number(t: Any) -> TypeGuard[float]:
+    """An int or float that is finite."""
+    return isinstance(t, (int, float)) and math.isfinite(t)
+
+
 def run_alone_ratio(costs: CompileCosts, sweep_times: Mapping[str, tuple[float, float]],
                     by: str = "threads") -> dict[str, Any]:
     """Verification + benchmark time of a configuration run alone over the sweep's, on the measured ones.
@@ -194,7 +199,7 @@ def run_alone_ratio(costs: CompileCosts, sweep_times: Mapping[str, tuple[float, 
     for key in costs.measured:
         e = costs.entries[key]
         v, b = e.get("verification_time"), e.get("benchmark_time")
-        if key in sweep_times and all(isinstance(t, (int, float)) and math.isfinite(t) for t in (v, b)):
+        if key in sweep_times and _finite_number(v) and _finite_number(b):
             sv, sb = sweep_times[key]
             if sv + sb > 0:
                 label = f"{by}={e[by]}" if by in e else "all"
@@ -304,8 +309,8 @@ def where_measured(meta_path: str | Path) -> dict[str, Any] | None:
     source, *measurements = docs.values()
     here = _machine(*source)
     there = [_machine(*m) for m in measurements]
-    ratios = [(m[1].get("outside_check") or {}).get("ratio") for m in measurements]
-    ratios = [float(r) for r in ratios if isinstance(r, (int, float)) and not isinstance(r, bool)]
+    given = [(m[1].get("outside_check") or {}).get("ratio") for m in measurements]
+    ratios = [float(r) for r in given if isinstance(r, (int, float)) and not isinstance(r, bool)]
     return {"space": f"{meta['device']}/{meta['kernel']}", "space_machine": here,
             "compile_machine": ", ".join(dict.fromkeys(there)), "elsewhere": any(m != here for m in there),
             "outside_check_ratio": max(ratios) if ratios else None}

@@ -150,12 +150,7 @@ def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:
     if isinstance(node, ast.Name):
         return np.asarray(env[node.id])
     if isinstance(node, ast.BoolOp):
-        values = [_truth(_eval(v, env)) for v in node.values]
-        combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
-        out = values[0]
-        for v in values[1:]:
-            out = combine(out, v)
-        return out
+        return _eval_boolop(node, env)
     if isinstance(node, ast.UnaryOp):
         operand = _eval(node.operand, env)
         if isinstance(node.op, ast.Not):
@@ -164,33 +159,52 @@ def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:
     if isinstance(node, ast.BinOp):
         return _binop(node.op, _eval(node.left, env), _eval(node.right, env))
     if isinstance(node, ast.Compare):
-        left = _eval(node.left, env)
-        out: Any = True
-        for op, right_node in zip(node.ops, node.comparators):
-            right = _eval(right_node, env)
-            if isinstance(op, (ast.In, ast.NotIn)):
-                hit = np.isin(left, np.asarray(right))
-                result = hit if isinstance(op, ast.In) else ~hit
-            else:
-                result = _CMPOPS[type(op)](np.asarray(left), right)
-            out = np.logical_and(out, result)
-            left = right
-        return out
+        return _eval_compare(node, env)
     if isinstance(node, ast.IfExp):
         return np.where(_truth(_eval(node.test, env)), _eval(node.body, env), _eval(node.orelse, env))
     if isinstance(node, (ast.Tuple, ast.List)):
         return [_eval(e, env) for e in node.elts]
     if isinstance(node, ast.Call):
-        args = [_eval(a, env) for a in node.args]
-        fn = _FUNCS[node.func.id]  # type: ignore[attr-defined]
-        if fn is np.abs:
-            return fn(*args)
-        out = args[0]
-        for a in args[1:]:
-            out = fn(out, a)
-        return out
+        return _eval_call(node, env)
     raise ConstraintSyntaxError(f"cannot evaluate '{ast.unparse(node)}'")  # pragma: no cover - parse() rejects it
 
+
+def _eval_boolop(node: ast.BoolOp, env: Mapping[str, Any]) -> Any:
+    """`a and b and ...` / `a or b or ...`, elementwise on the operands' truth (every operand evaluated)."""
+    values = [_truth(_eval(v, env)) for v in node.values]
+    combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+    out = values[0]
+    for v in values[1:]:
+        out = combine(out, v)
+    return out
+
+
+def _eval_compare(node: ast.Compare, env: Mapping[str, Any]) -> Any:
+    """A chained comparison `a < b <= c ...` (with `in`, `not in`), elementwise: every link's result and-ed."""
+    left = _eval(node.left, env)
+    out: Any = True
+    for op, right_node in zip(node.ops, node.comparators):
+        right = _eval(right_node, env)
+        if isinstance(op, (ast.In, ast.NotIn)):
+            hit = np.isin(left, np.asarray(right))
+            result = hit if isinstance(op, ast.In) else ~hit
+        else:
+            result = _CMPOPS[type(op)](np.asarray(left), right)
+        out = np.logical_and(out, result)
+        left = right
+    return out
+
+
+def _eval_call(node: ast.Call, env: Mapping[str, Any]) -> Any:
+    """A call of an allowed function: abs of its argument, or the function folded over the arguments."""
+    args = [_eval(a, env) for a in node.args]
+    fn = _FUNCS[node.func.id]  # type: ignore[attr-defined]
+    if fn is np.abs:
+        return fn(*args)
+    out = args[0]
+    for a in args[1:]:
+        out = fn(out, a)
+    return out
 
 def _is_int(x: Any) -> bool:
     """An integer scalar or integer array (booleans excluded)."""

@@ -229,7 +229,7 @@ def _t4_number(v: Any) -> float | str:
     return float(v) if math.isfinite(v) else "NaN"
 
 
-def write_document(doc: dict[str, Any], path: str | Path) -> Path:
+def write_document(doc: dict[str, Any] | list[Any], path: str | Path) -> Path:
     """Write `doc` as JSON with its keys in their own order (the parameters' order is the kernel's),
     atomically, readable by everyone (0644, analysis.io.atomic_path)."""
     path = Path(path)

@@ -103,7 +103,7 @@ def _objective_for(fld: str, spec: Any, path: Path) -> Objective:
         raise SpaceError(path, f"bad objective mapping {spec!r} ({exc})", field=fld) from None
 
 
-def _default_fields(samples: list[Mapping[str, Any]]) -> dict[str, str]:
+def _default_fields(samples: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Every field named like a study objective in any of the (measured) samples."""
     return {name: name for name in OBJECTIVES if any(name in s for s in samples)}
 
@@ -142,7 +142,9 @@ def _eval_time(entry: Mapping[str, Any], name: str, path: Path, key: str, fld: s
     return scale * v
 
 
-def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str, Any] | None):
+def _kt_cache_header(doc: Any, path: Path) -> tuple[list, dict, dict]:
+    """A Kernel Tuner cache's tune_params_keys, tune_params and cache, checked: the keys name the parameters in
+    order, each parameter has a non-empty list of values."""
     keys = require(doc, "tune_params_keys", list, path)
     tune_params = require(doc, "tune_params", dict, path)
     cache = require(doc, "cache", dict, path)
@@ -152,23 +154,47 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
     for p, values in tune_params.items():
         if not isinstance(values, list) or not values:
             raise SpaceError(path, "must be a non-empty list", field=f"tune_params.{p}")
+    return keys, tune_params, cache
+
+
+def _check_kt_entry(key: str, entry: Any, keys: list, path: Path) -> None:
+    """A cache entry is an object with every parameter, and its key is its values joined (Kernel Tuner's key)."""
+    if not isinstance(entry, dict):
+        raise SpaceError(path, f"entry is a {type(entry).__name__}, not an object", field=f"cache.{key}")
+    for p in keys:
+        if p not in entry:
+            raise SpaceError(path, f"entry '{key}' lacks parameter", field=p)
+    expected = ",".join(str(entry[p]) for p in keys)
+    if key != expected:
+        raise SpaceError(path, f"cache key '{key}' disagrees with the entry's values '{expected}'",
+                         field=f"cache.{key}")
+
+
+def _kt_objectives(entry: Mapping[str, Any], fields: Mapping[str, Any], path: Path, key: str) -> dict[str, float]:
+    """Objective name -> value of a cache entry that ran, from the mapped fields (each one present)."""
+    objs = {}
+    for fld, spec in fields.items():
+        if fld not in entry:
+            raise SpaceError(path, f"entry '{key}' lacks objective", field=fld)
+        name = spec if isinstance(spec, str) else spec["name"]
+        objs[name] = _objective_value(entry[fld], path, key, fld, name)
+    return objs
+
+
+def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str, Any] | None):
+    keys, tune_params, cache = _kt_cache_header(doc, path)
     entries = list(cache.items())
     ok_samples = [e for _, e in entries if isinstance(e, dict) and not _kt_error(e.get("time"))]
     fields = dict(mapping) if mapping else _default_fields(ok_samples)
     if not fields:
         raise SpaceError(path, "no field named like a study objective; map fields in the config", field="objectives")
     first_field = next(iter(fields))
-    records, removed, spreads, runs = [], {}, [], []
+    records: list[Record] = []
+    removed: dict[str, int] = {}  # reason -> configurations removed for it
+    spreads: list[float] = []
+    runs: list[int] = []
     for key, entry in entries:
-        if not isinstance(entry, dict):
-            raise SpaceError(path, f"entry is a {type(entry).__name__}, not an object", field=f"cache.{key}")
-        for p in keys:
-            if p not in entry:
-                raise SpaceError(path, f"entry '{key}' lacks parameter", field=p)
-        expected = ",".join(str(entry[p]) for p in keys)
-        if key != expected:
-            raise SpaceError(path, f"cache key '{key}' disagrees with the entry's values '{expected}'",
-                             field=f"cache.{key}")
+        _check_kt_entry(key, entry, keys, path)
         marker = _kt_error(entry.get(first_field))
         if marker is not None:
             status = KT_ERRORS[marker]
@@ -180,12 +206,7 @@ def _read_kt_cache(doc: Any, path: Path, defn: Definition | None, mapping: Mappi
             status = STATUS_OK
             if NONFINITE_FIELD in entry and _number(entry[NONFINITE_FIELD], path, key, NONFINITE_FIELD) > 0:
                 status = STATUS_INVALID_OUTPUT  # ran, but its output holds NaN or infinity
-            objs = {}
-            for fld, spec in fields.items():
-                if fld not in entry:
-                    raise SpaceError(path, f"entry '{key}' lacks objective", field=fld)
-                name = spec if isinstance(spec, str) else spec["name"]
-                objs[name] = _objective_value(entry[fld], path, key, fld, name)
+            objs = _kt_objectives(entry, fields, path, key)
         times = {col: _eval_time(entry, name, path, key, name) for name, col in EVALUATION_TIME_COLUMNS.items()}
         records.append(Record(key, {p: entry[p] for p in keys}, objs, times, status))
         if status == STATUS_OK and "times" in entry:
@@ -269,12 +290,9 @@ def _kt_error(value: Any) -> str | None:
     return None
 
 
-def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str, Any] | None):
-    results = require(doc, "results", list, path)
-    unit = (doc.get("metadata") or {}).get("timeunit", "milliseconds")
-    if unit not in TIME_UNITS_TO_MS:
-        raise SpaceError(path, f"unknown time unit '{unit}'", field="metadata.timeunit")
-    scale = TIME_UNITS_TO_MS[unit]
+def _t4_rows(results: list, path: Path) -> list[tuple[int, dict, str, dict, Any]]:
+    """(index, configuration, invalidity, measurement name -> (value, unit), times) of each T4 result, checked:
+    a known invalidity, each measurement named once."""
     rows = []
     for i, r in enumerate(results):
         where = f"results[{i}]."
@@ -289,27 +307,56 @@ def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str
                 raise SpaceError(path, "measurement appears twice", field=f"{where}measurements.{name}")
             measurements[name] = (m.get("value"), m.get("unit", ""))
         rows.append((i, config, invalidity, measurements, r.get("times") or {}))
+    return rows
+
+
+def _t4_parameters(rows: list[tuple[int, dict, str, dict, Any]], path: Path) -> dict[str, list]:
+    """A T4 file's parameters without a definition: in the order the file first names them (as Kernel Tuner
+    wrote its tune_params); their values, which a T4 file does not list, sorted."""
+    parameters: dict[str, list] = {}
+    for _, config, *_ in rows:
+        for p, v in config.items():
+            parameters.setdefault(p, [])
+            if v not in parameters[p]:
+                parameters[p].append(v)
+    parameters = {p: sorted(v, key=lambda x: (str(type(x)), x)) for p, v in parameters.items()}
+    log.warning("%s: no definition given; parameter value lists inferred from the data", path)
+    return parameters
+
+
+def _t4_objectives(measurements: Mapping[str, Any], fields: Mapping[str, Any], path: Path, key: str,
+                   scale: float) -> dict[str, float]:
+    """Objective name -> value of a correct T4 result, from the mapped measurements (each one present; a missing
+    value is NaN; time in ms)."""
+    objs = {}
+    for fld, spec in fields.items():
+        if fld not in measurements:
+            raise SpaceError(path, f"{key} lacks measurement", field=fld)
+        name = spec if isinstance(spec, str) else spec["name"]
+        value = measurements[fld][0]
+        objs[name] = math.nan if value is None else _objective_value(value, path, key, fld, name)
+        if name == "time":
+            objs[name] *= scale
+    return objs
+
+
+def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str, Any] | None):
+    results = require(doc, "results", list, path)
+    unit = (doc.get("metadata") or {}).get("timeunit", "milliseconds")
+    if unit not in TIME_UNITS_TO_MS:
+        raise SpaceError(path, f"unknown time unit '{unit}'", field="metadata.timeunit")
+    scale = TIME_UNITS_TO_MS[unit]
+    rows = _t4_rows(results, path)
     if not rows:
         raise SpaceError(path, "holds no results", field="results")
-    if defn is not None:
-        parameters = defn.parameters
-    else:
-        # the parameters in the order the file first names them (as Kernel Tuner wrote its
-        # tune_params); their values, which a T4 file does not list, sorted
-        parameters = {}
-        for _, config, *_ in rows:
-            for p, v in config.items():
-                parameters.setdefault(p, [])
-                if v not in parameters[p]:
-                    parameters[p].append(v)
-        parameters = {p: sorted(v, key=lambda x: (str(type(x)), x)) for p, v in parameters.items()}
-        log.warning("%s: no definition given; parameter value lists inferred from the data", path)
+    parameters = defn.parameters if defn is not None else _t4_parameters(rows, path)
     samples = [m for _, _, inv, m, _ in rows if inv == "correct"]
     fields = dict(mapping) if mapping else _default_fields(samples)
     if not fields:
         raise SpaceError(path, "no measurement named like a study objective; map them in the config",
                          field="objectives")
-    records, removed = [], {}
+    records: list[Record] = []
+    removed: dict[str, int] = {}  # reason -> configurations removed for it
     for i, config, invalidity, measurements, times in rows:
         key = f"results[{i}]"
         status = T4_INVALIDITY[invalidity]
@@ -317,16 +364,7 @@ def _read_t4(doc: Any, path: Path, defn: Definition | None, mapping: Mapping[str
             reason = "marked invalid (constraints) in source"
             removed[reason] = removed.get(reason, 0) + 1
             continue
-        objs = {}
-        if status == STATUS_OK:
-            for fld, spec in fields.items():
-                if fld not in measurements:
-                    raise SpaceError(path, f"{key} lacks measurement", field=fld)
-                name = spec if isinstance(spec, str) else spec["name"]
-                value = measurements[fld][0]
-                objs[name] = math.nan if value is None else _objective_value(value, path, key, fld, name)
-                if name == "time":
-                    objs[name] *= scale
+        objs = _t4_objectives(measurements, fields, path, key, scale) if status == STATUS_OK else {}
         if not isinstance(times, dict):
             raise SpaceError(path, f"expected an object, found {type(times).__name__}", field=f"{key}.times")
         t = {col: _eval_time(times, name, path, key, f"{key}.times.{name}", scale=scale)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from analysis.sweep.precision import TYPE_BYTES
@@ -24,6 +24,8 @@ _CMPOPS = {
     ast.Gt: operator.gt, ast.GtE: operator.ge,
 }
 _FUNCS = ("min", "max", "abs", "bytes")
+# the functions of _FUNCS that evaluate their arguments (bytes reads a type name)
+_FUNCTIONS: dict[str, Callable[..., Any]] = {"min": min, "max": max, "abs": abs}
 
 
 class ExpressionError(ValueError):
@@ -104,5 +106,5 @@ def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:
                 raise ValueError(f"bytes({type_name!r}): unknown type (known: {', '.join(TYPE_BYTES)})")
             return TYPE_BYTES[type_name]
         args = [_eval(a, env) for a in node.args]
-        return {"min": min, "max": max, "abs": abs}[name](*args)
+        return _FUNCTIONS[name](*args)
     raise ValueError(f"cannot evaluate '{ast.unparse(node)}'")  # pragma: no cover - check() rejects it

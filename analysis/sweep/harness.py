@@ -16,7 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -35,7 +35,8 @@ NVCC_ARCHS = ("sm_80", "sm_90")
 _CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint32": ctypes.c_uint32,
            "double": ctypes.c_double, "float": ctypes.c_float}
 # the NumPy scalar type of each scalar argument type (the sweeps and the GPU visits build arguments with it)
-NP_SCALARS = {"int32": np.int32, "int64": np.int64, "uint32": np.uint32, "double": np.float64, "float": np.float32}
+NP_SCALARS: dict[str, Callable[[Any], np.generic]] = {
+    "int32": np.int32, "int64": np.int64, "uint32": np.uint32, "double": np.float64, "float": np.float32}
 
 
 def cxx_flags() -> list[str]:
@@ -54,8 +55,9 @@ def load_reference(kernel: str) -> ModuleType:
     if not path.is_file():
         raise SpecError(path, "missing (every kernel folder has reference.py)")
     spec = importlib.util.spec_from_file_location(f"tsb_kernel_{kernel}_reference", path)
+    assert spec is not None and spec.loader is not None  # a .py file's spec, with its source loader
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    spec.loader.exec_module(module)
     for fn in ("make_inputs", "reference"):
         if not callable(getattr(module, fn, None)):
             raise SpecError(path, "function is missing", field=fn)

@@ -74,8 +74,8 @@ def merge(kernel: str, target: str, size_name: str, shard_caches: Sequence[str |
         raise SweepError(shard_caches[0] if shard_caches else out_cache,
                          f"shards hold {len(merged)} configurations: {len(missing)} missing (e.g. "
                          f"{missing[:1]}), {len(extra)} not valid (e.g. {extra[:1]})", field="cache")
-    doc = {k: header[k] for k in ("device_name", "kernel_name", "problem_size", "tune_params_keys", "objective")
-           if k in header}
+    doc: dict[str, Any] = {k: header[k] for k in ("device_name", "kernel_name", "problem_size", "tune_params_keys",
+                                                  "objective") if k in header}
     doc["tune_params"] = params
     doc["cache"] = {k: merged[k] for k in expected}
     with atomic_path(out_cache) as tmp:

@@ -70,12 +70,12 @@ def make_error_observer(output_types: Sequence[str] | None, metric: str, memo: O
     outputs come back as uint16) by position, otherwise from their NumPy dtype. Observers
     sharing `memo` compute the metrics once per check.
     """
-    AccuracyObserver = _kt()
-    memo = memo or OutputMemo(output_types)
+    AccuracyObserver: type = _kt()
+    shared = memo or OutputMemo(output_types)
 
     class ErrorObserver(AccuracyObserver):
         def process_output(self, answers, outputs):
-            self.result = memo.of(answers, outputs).metrics[metric]
+            self.result = shared.of(answers, outputs).metrics[metric]
 
     return ErrorObserver(metric=lambda a, b: 0.0, key=metric)
 
@@ -86,12 +86,12 @@ def make_nonfinite_observer(output_types: Sequence[str] | None, memo: OutputMemo
     The importer marks a configuration with a positive count as `invalid_output` (kept in the
     space and counted, excluded from every objective set, as seed 002 §IV excludes them).
     """
-    AccuracyObserver = _kt()
-    memo = memo or OutputMemo(output_types)
+    AccuracyObserver: type = _kt()
+    shared = memo or OutputMemo(output_types)
 
     class NonfiniteObserver(AccuracyObserver):
         def process_output(self, answers, outputs):
-            self.result = memo.of(answers, outputs).nonfinite
+            self.result = shared.of(answers, outputs).nonfinite
 
     return NonfiniteObserver(metric=lambda a, b: 0.0, key=NONFINITE_FIELD)
 

@@ -42,7 +42,7 @@ def encode(values: np.ndarray, type_name: str, *, for_c: bool = False) -> np.nda
     return out
 
 
-def decode(storage: np.ndarray, type_name: str) -> np.ndarray:
+def decode(storage: np.ndarray | np.generic, type_name: str) -> np.ndarray:
     """float64 values of `storage` holding `type_name` data (uint16 views of 16-bit types accepted)."""
     arr = np.asarray(storage)
     want = dtype(type_name)

@@ -178,7 +178,7 @@ def measure_configs(spec: KernelSpec, target: str, size_name: str, cache: Path, 
     env: dict[str, Any] = {}
     measured = builds = 0
     if target == "cpu":
-        groups: OrderedDict[tuple, list[dict]] = OrderedDict()
+        groups: OrderedDict[tuple, list[Mapping[str, Any]]] = OrderedDict()
         prec = spec.argument_precision_params()
         for c in todo:
             groups.setdefault(tuple(c[p] for p in prec), []).append(c)

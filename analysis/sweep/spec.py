@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import yaml
@@ -239,6 +239,28 @@ def parse_spec(doc: Any, path: Path) -> KernelSpec:
     arguments = v.arguments(doc["arguments"], sizes, precision)
     targets = v.targets(doc["targets"], sizes, precision)
     memory = doc["memory"]
+    _check_memory(memory, sizes, size_names, precision, targets, path)
+    tolerance = doc["tolerance"]
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance < 1:
+        raise SpecError(path, f"must be a number in (0, 1), not {tolerance!r}", field="tolerance")
+    paper = doc.get("paper", {})
+    if "paper" in doc and not isinstance(paper, dict) or set(paper) not in (set(), set(PAPER_KEYS)) or not all(
+            isinstance(paper[k], int) and not isinstance(paper[k], bool) and paper[k] > 0 for k in PAPER_KEYS):
+        raise SpecError(path, f"must map each of {', '.join(PAPER_KEYS)} to a positive integer", field="paper")
+    reference_params = doc.get("reference_params") or {}
+    _check_reference_params(reference_params, targets, path)
+    spec = KernelSpec(name, title, summary, function, seed, sizes, arguments, precision, error_note, str(memory),
+                      targets, path, dict(reference_params), float(tolerance), dict(paper))
+    for t in targets:
+        if not spec.valid_configs(t):
+            raise SpecError(path, "no configuration satisfies the constraints", field=f"targets.{t}.constraints")
+    return spec
+
+
+def _check_memory(memory: Any, sizes: dict[str, dict[str, int]], size_names: list[str], precision: dict[str, list],
+                  targets: dict[str, Target], path: Path) -> None:
+    """The spec's `memory`: an expression over the sizes, precision and tunable parameters that gives a positive
+    number at every size (parameters at their first values)."""
     all_params = size_names + list(precision) + sorted({p for t in targets.values() for p in t.own_params})
     try:
         expr.check(memory, all_params)
@@ -249,14 +271,10 @@ def parse_spec(doc: Any, path: Path) -> KernelSpec:
                 raise expr.ExpressionError(f"'{memory}' gives {value!r}, not a positive number")
     except expr.ExpressionError as exc:
         raise SpecError(path, str(exc), field="memory") from None
-    tolerance = doc["tolerance"]
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance < 1:
-        raise SpecError(path, f"must be a number in (0, 1), not {tolerance!r}", field="tolerance")
-    paper = doc.get("paper", {})
-    if "paper" in doc and not isinstance(paper, dict) or set(paper) not in (set(), set(PAPER_KEYS)) or not all(
-            isinstance(paper[k], int) and not isinstance(paper[k], bool) and paper[k] > 0 for k in PAPER_KEYS):
-        raise SpecError(path, f"must map each of {', '.join(PAPER_KEYS)} to a positive integer", field="paper")
-    reference_params = doc.get("reference_params") or {}
+
+
+def _check_reference_params(reference_params: Any, targets: dict[str, Target], path: Path) -> None:
+    """The spec's `reference_params`: a mapping of tunable parameters of some target to values in their lists."""
     if not isinstance(reference_params, dict):
         raise SpecError(path, "must be a mapping of parameter -> value", field="reference_params")
     for p, val in reference_params.items():
@@ -265,19 +283,13 @@ def parse_spec(doc: Any, path: Path) -> KernelSpec:
             raise SpecError(path, "not a tunable parameter of any target", field=f"reference_params.{p}")
         if not all(val in vals for vals in lists):
             raise SpecError(path, f"value {val!r} is not in the parameter's value list", field=f"reference_params.{p}")
-    spec = KernelSpec(name, title, summary, function, seed, sizes, arguments, precision, error_note, str(memory),
-                      targets, path, dict(reference_params), float(tolerance), dict(paper))
-    for t in targets:
-        if not spec.valid_configs(t):
-            raise SpecError(path, "no configuration satisfies the constraints", field=f"targets.{t}.constraints")
-    return spec
 
 
 class _Validator:
     def __init__(self, path: Path):
         self.path = path
 
-    def fail(self, message: str, fld: str) -> None:
+    def fail(self, message: str, fld: str) -> NoReturn:
         raise SpecError(self.path, message, field=fld)
 
     def keys(self, doc: dict, required, allowed, where: str) -> None:
@@ -313,6 +325,7 @@ class _Validator:
                 names = list(values)
             elif sorted(values) != sorted(names):
                 self.fail(f"names {sorted(values)} differ from the first size's {sorted(names)}", f"sizes.{sname}")
+        assert names is not None  # sizes is a non-empty mapping (checked above)
         return {s: {k: sizes[s][k] for k in names} for s in sizes}
 
     def precision(self, precision: Any, size_names: list[str]) -> dict[str, list]:
@@ -341,53 +354,68 @@ class _Validator:
     def arguments(self, arguments: Any, sizes: dict, precision: dict) -> tuple[Argument, ...]:
         if not isinstance(arguments, list) or not arguments:
             self.fail("must be a non-empty list", "arguments")
-        out, seen = [], set()
+        out: list[Argument] = []
+        seen: set[str] = set()
         size_names = list(next(iter(sizes.values())))
         for i, a in enumerate(arguments):
-            where = f"arguments[{i}]"
-            if not isinstance(a, dict):
-                self.fail("must be a mapping", where)
-            role = a.get("role")
-            if role not in ROLES:
-                self.fail(f"must be one of {', '.join(ROLES)}, not {role!r}", f"{where}.role")
-            shape_key = "value" if role == "scalar" else "shape"
-            self.keys(a, ("name", "role", "type", shape_key), ("name", "role", "type", shape_key), f"{where}.")
-            name = a["name"]
-            if not isinstance(name, str) or not _IDENT.match(name):
-                self.fail(f"{name!r} is not an identifier", f"{where}.name")
-            if name in seen:
-                self.fail(f"argument '{name}' appears twice", f"{where}.name")
-            seen.add(name)
-            typ = a["type"]
-            fixed = FLOAT_TYPES[:2] + INT_TYPES
-            if typ == POLICY or (typ not in precision and typ not in fixed):
-                self.fail(f"{typ!r} is neither a precision parameter ({', '.join(precision)}) nor one of "
-                          f"{', '.join(fixed)}", f"{where}.type")
-            try:
-                if role == "scalar":
-                    if typ in precision:
-                        self.fail("a scalar has a fixed type (double, float or an integer type)", f"{where}.type")
-                    for size in sizes.values():
-                        val = expr.evaluate(a["value"], size)
-                        if isinstance(val, bool) or not isinstance(val, (int, float)):
-                            raise expr.ExpressionError(f"'{a['value']}' gives {val!r}, not a number")
-                    out.append(Argument(name, role, typ, value=str(a["value"])))
-                else:
-                    shape = a["shape"]
-                    if not isinstance(shape, list) or not shape:
-                        self.fail("must be a non-empty list of expressions over size names", f"{where}.shape")
-                    for e in shape:
-                        expr.check(e, size_names)
-                        for size in sizes.values():
-                            val = expr.evaluate(e, size)
-                            if isinstance(val, bool) or not isinstance(val, int) or val <= 0:
-                                raise expr.ExpressionError(f"'{e}' gives {val!r}, not a positive integer")
-                    out.append(Argument(name, role, typ, shape=tuple(str(e) for e in shape)))
-            except expr.ExpressionError as exc:
-                self.fail(str(exc), f"{where}.{shape_key}")
+            out.append(self.argument(a, f"arguments[{i}]", seen, sizes, precision, size_names))
         if not any(a.role == "output" for a in out):
             self.fail("no argument has role 'output'", "arguments")
         return tuple(out)
+
+    def argument(self, a: Any, where: str, seen: set[str], sizes: dict, precision: dict,
+                 size_names: list[str]) -> Argument:
+        """One argument: a known role, a new identifier, a precision parameter's or a fixed type, and its value
+        (a scalar) or shape (an array) valid at every size; its name is added to `seen`."""
+        if not isinstance(a, dict):
+            self.fail("must be a mapping", where)
+        role = a.get("role")
+        if role not in ROLES:
+            self.fail(f"must be one of {', '.join(ROLES)}, not {role!r}", f"{where}.role")
+        shape_key = "value" if role == "scalar" else "shape"
+        self.keys(a, ("name", "role", "type", shape_key), ("name", "role", "type", shape_key), f"{where}.")
+        name = a["name"]
+        if not isinstance(name, str) or not _IDENT.match(name):
+            self.fail(f"{name!r} is not an identifier", f"{where}.name")
+        if name in seen:
+            self.fail(f"argument '{name}' appears twice", f"{where}.name")
+        seen.add(name)
+        typ = a["type"]
+        fixed = FLOAT_TYPES[:2] + INT_TYPES
+        if typ == POLICY or (typ not in precision and typ not in fixed):
+            self.fail(f"{typ!r} is neither a precision parameter ({', '.join(precision)}) nor one of "
+                      f"{', '.join(fixed)}", f"{where}.type")
+        try:
+            if role == "scalar":
+                return self.scalar_argument(a, where, name, typ, sizes, precision)
+            return self.array_argument(a, where, name, role, typ, sizes, size_names)
+        except expr.ExpressionError as exc:
+            self.fail(str(exc), f"{where}.{shape_key}")
+
+    def scalar_argument(self, a: dict, where: str, name: str, typ: str, sizes: dict, precision: dict) -> Argument:
+        """A scalar argument: a fixed type, its value a number at every size (else expr.ExpressionError)."""
+        if typ in precision:
+            self.fail("a scalar has a fixed type (double, float or an integer type)", f"{where}.type")
+        for size in sizes.values():
+            val = expr.evaluate(a["value"], size)
+            if isinstance(val, bool) or not isinstance(val, (int, float)):
+                raise expr.ExpressionError(f"'{a['value']}' gives {val!r}, not a number")
+        return Argument(name, "scalar", typ, value=str(a["value"]))
+
+    def array_argument(self, a: dict, where: str, name: str, role: str, typ: str, sizes: dict,
+                       size_names: list[str]) -> Argument:
+        """An array argument: its shape expressions over size names, each a positive integer at every size (else
+        expr.ExpressionError)."""
+        shape = a["shape"]
+        if not isinstance(shape, list) or not shape:
+            self.fail("must be a non-empty list of expressions over size names", f"{where}.shape")
+        for e in shape:
+            expr.check(e, size_names)
+            for size in sizes.values():
+                val = expr.evaluate(e, size)
+                if isinstance(val, bool) or not isinstance(val, int) or val <= 0:
+                    raise expr.ExpressionError(f"'{e}' gives {val!r}, not a positive integer")
+        return Argument(name, role, typ, shape=tuple(str(e) for e in shape))
 
     def targets(self, targets: Any, sizes: dict, precision: dict) -> dict[str, Target]:
         if not isinstance(targets, dict):
@@ -396,72 +424,91 @@ class _Validator:
         size_names = list(next(iter(sizes.values())))
         out = {}
         for tname in TARGETS:
-            t = targets[tname]
-            where = f"targets.{tname}"
-            if not isinstance(t, dict):
-                self.fail("must be a mapping", where)
-            keys = TARGET_KEYS[tname]
-            self.keys(t, keys["required"], keys["required"] + keys["optional"], f"{where}.")
-            tp = t["tune_params"]
-            if not isinstance(tp, dict):
-                self.fail("must be a mapping of parameter -> list of values", f"{where}.tune_params")
-            for p, values in tp.items():
-                if not isinstance(p, str) or not _IDENT.match(p):
-                    self.fail("not an identifier", f"{where}.tune_params.{p}")
-                if p in precision or p in size_names:
-                    self.fail("name is also a precision parameter or size name", f"{where}.tune_params.{p}")
-                if p == POLICY:
-                    self.fail("the execution policy is a precision parameter, not a target's: declare it under "
-                              "precision", f"{where}.tune_params.{p}")
-                if not isinstance(values, list) or not values:
-                    self.fail("must be a non-empty list", f"{where}.tune_params.{p}")
-                if not all(isinstance(x, (int, float, str)) and not isinstance(x, bool) for x in values):
-                    self.fail("values must be numbers or strings", f"{where}.tune_params.{p}")
-                if len(set(values)) != len(values):
-                    self.fail("lists a value twice", f"{where}.tune_params.{p}")
-            exprs = t["constraints"]
-            if exprs is None:
-                exprs = []
-            if not isinstance(exprs, list) or not all(isinstance(e, str) for e in exprs):
-                self.fail("must be a list of expression strings", f"{where}.constraints")
-            names = list(tp) + list(precision)
-            for j, e in enumerate(exprs):
-                try:
-                    cons.parse(e, names)
-                except cons.ConstraintSyntaxError as exc:
-                    self.fail(str(exc), f"{where}.constraints[{j}]")
-            kwargs: dict[str, Any] = {}
-            if tname == "cuda":
-                ps = t["problem_size"]
-                if not isinstance(ps, list) or not 1 <= len(ps) <= 3:
-                    self.fail("must be a list of 1 to 3 expressions over size names", f"{where}.problem_size")
-                try:
-                    for e in ps:
-                        for size in sizes.values():
-                            val = expr.evaluate(e, size)
-                            if isinstance(val, bool) or not isinstance(val, int) or val <= 0:
-                                raise expr.ExpressionError(f"'{e}' gives {val!r}, not a positive integer")
-                except expr.ExpressionError as exc:
-                    self.fail(str(exc), f"{where}.problem_size")
-                kwargs["problem_size"] = tuple(str(e) for e in ps)
-                grid_div = {}
-                for axis in ("x", "y", "z"):
-                    key = f"grid_div_{axis}"
-                    if key in t:
-                        gd = t[key]
-                        if not isinstance(gd, list) or not all(isinstance(g, str) for g in gd):
-                            self.fail("must be a list of parameter names or expressions", f"{where}.{key}")
-                        for g in gd:
-                            try:
-                                expr.check(g, names)
-                            except expr.ExpressionError as exc:
-                                self.fail(str(exc), f"{where}.{key}")
-                        grid_div[key] = list(gd)
-                kwargs["grid_div"] = grid_div
-                if "block_size_names" in t:
-                    bsn = t["block_size_names"]
-                    if not isinstance(bsn, list) or not all(isinstance(b, str) and b in names for b in bsn):
-                        self.fail("must be a list of tunable parameter names", f"{where}.block_size_names")
-                    kwargs["block_size_names"] = tuple(bsn)
-            out[tname] = Target(tname, {p: list(v) for p, v in tp.items()}, list(exprs), **kwargs)
+            out[tname] = self.target(tname, targets[tname], sizes, precision, size_names)
         return out
+
+    def target(self, tname: str, t: Any, sizes: dict, precision: dict, size_names: list[str]) -> Target:
+        """Target `tname` (cpu or cuda): its keys, tunable parameters, constraints and, for cuda, its launch."""
+        where = f"targets.{tname}"
+        if not isinstance(t, dict):
+            self.fail("must be a mapping", where)
+        keys = TARGET_KEYS[tname]
+        self.keys(t, keys["required"], keys["required"] + keys["optional"], f"{where}.")
+        tp = t["tune_params"]
+        self.tune_params(tp, where, precision, size_names)
+        exprs = t["constraints"]
+        if exprs is None:
+            exprs = []
+        if not isinstance(exprs, list) or not all(isinstance(e, str) for e in exprs):
+            self.fail("must be a list of expression strings", f"{where}.constraints")
+        names = list(tp) + list(precision)
+        for j, e in enumerate(exprs):
+            try:
+                cons.parse(e, names)
+            except cons.ConstraintSyntaxError as exc:
+                self.fail(str(exc), f"{where}.constraints[{j}]")
+        kwargs: dict[str, Any] = {}
+        if tname == "cuda":
+            kwargs = self.cuda_launch(t, where, sizes, names)
+        return Target(tname, {p: list(v) for p, v in tp.items()}, list(exprs), **kwargs)
+
+    def tune_params(self, tp: Any, where: str, precision: dict, size_names: list[str]) -> None:
+        """A target's tune_params: identifiers of its own (no precision parameter, size name or the execution
+        policy), each with a non-empty list of distinct numbers or strings."""
+        if not isinstance(tp, dict):
+            self.fail("must be a mapping of parameter -> list of values", f"{where}.tune_params")
+        for p, values in tp.items():
+            if not isinstance(p, str) or not _IDENT.match(p):
+                self.fail("not an identifier", f"{where}.tune_params.{p}")
+            if p in precision or p in size_names:
+                self.fail("name is also a precision parameter or size name", f"{where}.tune_params.{p}")
+            if p == POLICY:
+                self.fail("the execution policy is a precision parameter, not a target's: declare it under "
+                          "precision", f"{where}.tune_params.{p}")
+            if not isinstance(values, list) or not values:
+                self.fail("must be a non-empty list", f"{where}.tune_params.{p}")
+            if not all(isinstance(x, (int, float, str)) and not isinstance(x, bool) for x in values):
+                self.fail("values must be numbers or strings", f"{where}.tune_params.{p}")
+            if len(set(values)) != len(values):
+                self.fail("lists a value twice", f"{where}.tune_params.{p}")
+
+    def cuda_launch(self, t: dict, where: str, sizes: dict, names: list) -> dict[str, Any]:
+        """The cuda target's Target fields: problem_size (1 to 3 positive integer expressions at every size),
+        grid_div_x/y/z (expressions over the parameters) and block_size_names (tunable parameters)."""
+        kwargs: dict[str, Any] = {}
+        ps = t["problem_size"]
+        if not isinstance(ps, list) or not 1 <= len(ps) <= 3:
+            self.fail("must be a list of 1 to 3 expressions over size names", f"{where}.problem_size")
+        try:
+            for e in ps:
+                for size in sizes.values():
+                    val = expr.evaluate(e, size)
+                    if isinstance(val, bool) or not isinstance(val, int) or val <= 0:
+                        raise expr.ExpressionError(f"'{e}' gives {val!r}, not a positive integer")
+        except expr.ExpressionError as exc:
+            self.fail(str(exc), f"{where}.problem_size")
+        kwargs["problem_size"] = tuple(str(e) for e in ps)
+        kwargs["grid_div"] = self.grid_div(t, where, names)
+        if "block_size_names" in t:
+            bsn = t["block_size_names"]
+            if not isinstance(bsn, list) or not all(isinstance(b, str) and b in names for b in bsn):
+                self.fail("must be a list of tunable parameter names", f"{where}.block_size_names")
+            kwargs["block_size_names"] = tuple(bsn)
+        return kwargs
+
+    def grid_div(self, t: dict, where: str, names: list) -> dict[str, list]:
+        """The cuda target's grid_div_x/y/z that it gives: lists of expressions over the parameters."""
+        grid_div = {}
+        for axis in ("x", "y", "z"):
+            key = f"grid_div_{axis}"
+            if key in t:
+                gd = t[key]
+                if not isinstance(gd, list) or not all(isinstance(g, str) for g in gd):
+                    self.fail("must be a list of parameter names or expressions", f"{where}.{key}")
+                for g in gd:
+                    try:
+                        expr.check(g, names)
+                    except expr.ExpressionError as exc:
+                        self.fail(str(exc), f"{where}.{key}")
+                grid_div[key] = list(gd)
+        return grid_div

@@ -141,8 +141,9 @@ def gains(scores: pd.DataFrame, min_budget_evaluations: int = MIN_BUDGET_EVALUAT
     wide["score_aware"] = aware["score"]
     wide["score_unaware"] = unaware["score"].reindex(wide.index)
     wide["gain"] = wide["score_aware"] - wide["score_unaware"]
-    intervals = {("aware", "low"): {}, ("aware", "high"): {}, ("unaware", "low"): {}, ("unaware", "high"): {},
-                 ("gain", "low"): {}, ("gain", "high"): {}}
+    intervals: dict[tuple[str, str], dict[Any, float]] = {
+        ("aware", "low"): {}, ("aware", "high"): {}, ("unaware", "low"): {}, ("unaware", "high"): {},
+        ("gain", "low"): {}, ("gain", "high"): {}}
     if resamples is not None and len(resamples):
         by = dict(list(resamples.groupby(["space", "strategy"], sort=False)))
         ci = score_intervals(resamples).set_index(["space", "strategy"])

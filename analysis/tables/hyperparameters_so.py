@@ -130,7 +130,7 @@ def grid_table(grid_scores: pd.DataFrame, grid_resampled: pd.DataFrame, final_sp
                                     else "Kernel Tuner's defaults" for c in table["configuration"]])
         table.insert(4, "in_grid", in_grid)
         mine = final_spaces[final_spaces["algorithm"] == algorithm]
-        role_of = {}
+        role_of: dict[str, list[str]] = {}  # configuration -> the roles it was picked for
         for role in ROLES:
             picked = mine.loc[mine["role"] == role, "configuration"]
             if len(picked):

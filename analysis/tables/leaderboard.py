@@ -216,7 +216,7 @@ def pyatf_comparison(spaces: pd.DataFrame, entries: Mapping[str, Mapping[str, An
              "Kernel Tuner constraint-aware (seed 001 hyperparameters)": (
                  [n for n in CA_SIDE if n in entries], seed_001.get("constraint_aware_mean"))}
     wide = counted.pivot(index="space", columns="entry", values="score")
-    rows = []
+    rows: list[dict[str, Any]] = []
     members = [n for names, _ in sides.values() for n in names]
     if not members or not set(members) <= set(wide.columns):
         return pd.DataFrame(rows)

@@ -1112,10 +1112,10 @@ KERNEL_SPECS = paths.KERNELS
 
 def listing(items: Sequence[object]) -> str:
     """'a', 'a and b', 'a, b and c'."""
-    items = [str(i) for i in items]
-    if len(items) < 2:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+    words = [str(i) for i in items]
+    if len(words) < 2:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def at_budgets(chosen: Sequence[int], every: Sequence[int]) -> str:
@@ -1249,10 +1249,10 @@ def smallest_budget(t: Tables) -> str:
             if not c:
                 continue
             n = max(x[3] for x in c)
-            better = "every pair" if all(x[0] == x[3] for x in c) else \
+            better_in = "every pair" if all(x[0] == x[3] for x in c) else \
                 f"{span([x[0] for x in c], 0)} of the {n} pairs"
             worse = max(x[5] for x in c)
-            parts.append(f"{name(s)} is better in {better} (significantly in {span([x[4] for x in c], 0)}"
+            parts.append(f"{name(s)} is better in {better_in} (significantly in {span([x[4] for x in c], 0)}"
                          + (f"; significantly worse in up to {worse}" if worse else "") + ")")
         if parts:
             text += f" From budget {later[0]} on, at each budget " + " and ".join(parts) + "."
@@ -1542,7 +1542,7 @@ def reading_seed001(t: Tables) -> str:
         gp = g[g["group"] == row_set].set_index("algorithm")
         rho = gp["gain_density_spearman"].dropna()
         if len(rho):
-            by = {}
+            by: dict[str, list[str]] = {}  # strength -> the algorithms of that strength
             for a, r in rho.items():
                 by.setdefault(rho_strength(r), []).append(name(a))
             strength = "; ".join(f"{w} for {'every algorithm' if len(v) == len(rho) else listing(v)}"
