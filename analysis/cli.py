@@ -22,6 +22,7 @@ from typing import Any
 
 from analysis import logs, numerics
 from analysis.errors import ArgumentError, InputError, json_argument, summary
+from analysis.figures import registry as figure_registry
 
 log = logging.getLogger("analysis.cli")
 
@@ -403,10 +404,7 @@ COMMAND_STAGES = {
     "lb-tables": "tables",
     "readme-results": "tables", "report-pages": "tables", "verify-space": "tables",
     "verify-tables": "tables",
-    "figure-anytime": "figures", "figure-anytime-grid": "figures", "figure-hyperparameters": "figures",
-    "figure-summary": "figures", "figure-tradeoff": "figures", "figure-constraint-aware": "figures",
-    "figure-constraint-aware-spaces": "figures", "figure-leaderboard": "figures",
-    "figure-hyperparameters-so": "figures",
+    **{figure.command: "figures" for figure in figure_registry.FIGURES.values()},  # in the registry's order
     "check-config": "config/tools", "algorithms": "config/tools", "fastpath": "config/tools",
     "kernel-sizes": "config/tools", "add-data": "config/tools",
 }
@@ -417,7 +415,7 @@ where things go:
   a new algorithm    analysis/simulate/registry.py, or one .py file of your own (docs/your-tuner.md)
   a new indicator    analysis/indicators/registry.py
   a new table        analysis/tables/registry.py
-  a new figure       analysis/figures/ (its command: analysis/figures/cli.py)
+  a new figure       analysis/figures/registry.py, and its module in analysis/figures/ (docs/extending.md)
   a new kernel       workflow/kernels/<name>/ (workflow/kernels/README.md)
   a new command      analysis/cli.py: a handler making one library call, its stage in COMMAND_STAGES
   a library replica  analysis/fastpath/ (exact, faster equivalents of library internals)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, MultipleLocator
 
@@ -39,7 +42,7 @@ def igd_label(objectives: Sequence[str] | None = None) -> str:
     return f"{IGD_LABEL} ({unit})" if unit else IGD_LABEL
 
 
-def evaluation_locator(nbins: str | int = "auto") -> MaxNLocator:
+def evaluation_locator(nbins: int | Literal["auto"] = "auto") -> MaxNLocator:
     """Ticks of an evaluation axis: whole evaluations only."""
     return MaxNLocator(nbins=nbins, integer=True, steps=[1, 2, 5, 10])
 
@@ -295,7 +298,9 @@ def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: st
         styles = style.setting_styles(settings)
         fig, axes = style.figure(width=7.0, height=1.55 * nrows + 0.7, nrows=nrows, ncols=ncols,
                                  squeeze=False, sharex=False)
-        fig.get_layout_engine().set(wspace=0.08)
+        engine = fig.get_layout_engine()
+        assert isinstance(engine, ConstrainedLayoutEngine)  # style.figure lays out with layout="constrained"
+        engine.set(wspace=0.08)
         devices = sorted({d for d, _ in spaces})
         one = [k if len(devices) == 1 else f"{d} / {k}" for d, k in spaces]
         two = [k if len(devices) == 1 else f"{d}\n{k}" for d, k in spaces]
@@ -312,7 +317,7 @@ def plot_grid(curves: pd.DataFrame, objective_set: str, pdf: str | Path, png: st
         for j in range(ncols):
             last = max(i for i in range(nrows) if i * ncols + j < len(spaces))
             axes[last, j].set_xlabel(X_LABEL)
-        handles = {}
+        handles: dict[str, Artist] = {}
         for ax in axes.flat[:len(spaces)]:
             for h, lab in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(lab, h)

@@ -55,7 +55,7 @@ def hyperparameters_figure(grid: str | Path, objective_sets: Mapping[str, Sequen
 
     table = read_table(grid, GRID_COLUMNS)
     try:
-        hyperparameters.plot(hyperparameters.check_grid(table, grid), pdf, png, objective_sets)
+        hyperparameters.plot(hyperparameters.check_grid(table, str(grid)), pdf, png, objective_sets)
     except ValueError as exc:
         raise _as_input_error(grid, exc) from None
     log.info("hyperparameter fronts: %d configurations -> %s, %s", len(table), pdf, png)

@@ -8,6 +8,7 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, MaxNLocator, NullLocator
@@ -130,9 +131,11 @@ def plot(scores: pd.DataFrame, pdf: str | Path, png: str | Path):
         fig.supxlabel("fraction of the time budget", fontsize=8)
         fig.supylabel(SCORE_LABEL, fontsize=8)
         # each variant's entry shows its line over its band: filled (aware) or hatched (unaware)
-        handles = [(Patch(facecolor="0.5", alpha=BAND_ALPHA * 2, lw=0), Line2D([], [], color="black", ls=style.SOLID)),
-                   (Patch(facecolor="none", edgecolor="0.4", hatch=UNAWARE_HATCH, lw=0),
-                    Line2D([], [], color="black", ls=style.DASHED))]
+        handles: list[Artist | tuple[Artist, Artist]] = [
+            (Patch(facecolor="0.5", alpha=BAND_ALPHA * 2, lw=0), Line2D([], [], color="black", ls=style.SOLID)),
+            (Patch(facecolor="none", edgecolor="0.4", hatch=UNAWARE_HATCH, lw=0),
+             Line2D([], [], color="black", ls=style.DASHED)),
+        ]
         labels = ["constraint-aware", "constraint-unaware"]
         if (scores["algorithm"] == REFERENCE).any():
             handles.append(Line2D([], [], color=style.colour(REFERENCE), lw=0.7, ls=style.DOTTED))
@@ -280,6 +283,6 @@ def plot_spaces(frame: pd.DataFrame, pdf: str | Path, png: str | Path):
         if faint:
             handles.append(Line2D([], [], color="black", marker="o", ls="none", alpha=FAINT,
                                   label="† budget too small: in no mean"))
-        style.fitted_legend(fig, handles, [h.get_label() for h in handles], ncols=len(handles))
+        style.fitted_legend(fig, handles, [str(h.get_label()) for h in handles], ncols=len(handles))
         style.save(fig, pdf, png)
     return fig

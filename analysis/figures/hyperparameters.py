@@ -134,7 +134,7 @@ def plot(grid: pd.DataFrame, pdf: str | Path, png: str | Path,
             Line2D([], [], color=style.NEUTRAL, marker="o", mfc="none", ls="none", label="dominated"),
             Line2D([], [], color="black", marker="o", ms=8, mfc="none", ls="none", label="picked"),
         ]
-        style.fitted_legend(fig, handles, [h.get_label() for h in handles], ncols=3)
+        style.fitted_legend(fig, handles, [str(h.get_label()) for h in handles], ncols=3)
         fig.supxlabel(X_LABEL + (f" ({unit})" if unit else ""), fontsize=8)
         fig.supylabel(Y_LABEL + (f" ({unit})" if unit else ""), fontsize=8)
         fig.draw_without_rendering()

@@ -152,4 +152,4 @@ def figures(grid: pd.DataFrame, summary: pd.DataFrame, spaces: pd.DataFrame, cur
     best_and_worst(grid, *extremes)
     spaces = spaces.merge(summary.drop_duplicates("algorithm")[["algorithm", "display"]], on="algorithm")
     impact_per_space(spaces, *impact)
-    over_time(curves, summary, *time)
+    over_time(curves, summary, time[0], time[1])

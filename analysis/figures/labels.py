@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.transforms import Bbox
 
 # Candidate offsets (points) from the labelled point, in order of preference, and the matching alignment.
@@ -59,7 +61,7 @@ def place_labels(ax: Axes, xs: Sequence[float], ys: Sequence[float], texts: Sequ
     limits are final and the figure has been laid out (`fig.draw_without_rendering()`).
     """
     fig = ax.figure
-    renderer = fig.canvas.get_renderer()
+    renderer = cast(FigureCanvasAgg, fig.canvas).get_renderer()  # style.figure draws on an Agg canvas
     to_px = fig.dpi / 72.0
     pts = ax.transData.transform(np.column_stack([xs, ys])) if len(xs) else np.empty((0, 2))
     r = marker_radius_pt * to_px
@@ -90,7 +92,7 @@ def place_labels(ax: Axes, xs: Sequence[float], ys: Sequence[float], texts: Sequ
         size = probe.get_window_extent(renderer)
         probe.remove()
         w, h = size.width, size.height
-        best = None
+        best: tuple[float, tuple[float, float], str, str, Bbox] | None = None
         for dist in _DISTANCES:
             for (dx, dy), ha, va in _DIRECTIONS:
                 box = _box(px + dx * dist * to_px, py + dy * dist * to_px, w, h, ha, va).padded(pad)
@@ -99,8 +101,9 @@ def place_labels(ax: Axes, xs: Sequence[float], ys: Sequence[float], texts: Sequ
                 cost += 20.0 * outside
                 if best is None or cost < best[0] - 1e-9:
                     best = (cost, (dx * dist, dy * dist), ha, va, box)
-            if best[0] == 0:
+            if best is not None and best[0] == 0:
                 break
+        assert best is not None  # _DISTANCES and _DIRECTIONS are not empty
         _, xy, ha, va, box = best
         leader = None  # a thin line joins a label placed beyond the nearest ring to its point
         if max(abs(xy[0]), abs(xy[1])) > _DISTANCES[0] * 1.5:

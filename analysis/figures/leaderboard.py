@@ -14,7 +14,7 @@ from typing import Any
 import matplotlib
 import numpy as np
 import pandas as pd
-from matplotlib.colors import TwoSlopeNorm
+from matplotlib.colors import ListedColormap, TwoSlopeNorm
 from matplotlib.patches import Rectangle
 
 from analysis.figures import style
@@ -28,11 +28,15 @@ SCORE_FLOOR = -2.0  # the heatmap's colour scale and the time plot's axis stop h
 def family_styles(board: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """Per entry, a line style: within its family, one of twenty distinct colours and a dash pattern, in the table's
     order (the families are told apart by their panels)."""
-    palette = matplotlib.colormaps["tab20"].colors
+    tab20 = matplotlib.colormaps["tab20"]
+    assert isinstance(tab20, ListedColormap)  # a qualitative map: a list of colours
+    palette = tab20.colors
     styles = {}
     for family, group in board.groupby("family", sort=False):
         for i, entry in enumerate(group["entry"]):
-            styles[entry] = {"color": palette[(2 * i) % 20 + (i // 10) % 2], "linestyle": LINESTYLES[(i // 5) % 4],
+            # the stubs type ListedColormap.colors as any array-like; tab20's is a list of RGB tuples
+            styles[entry] = {"color": palette[(2 * i) % 20 + (i // 10) % 2],  # type: ignore[index]
+                             "linestyle": LINESTYLES[(i // 5) % 4],
                              "label": group["display"].iloc[i], "family": family}
     return styles
 

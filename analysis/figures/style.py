@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -182,9 +183,10 @@ def context() -> Iterator[None]:
         yield
 
 
-def figure(width: float | None = None, height: float | None = None, **subplots) -> tuple[Figure, object]:
+def figure(width: float | None = None, height: float | None = None, **subplots: Any) -> tuple[Figure, Any]:
     """A new Figure on an Agg canvas (no pyplot, no global state) of the style's size, with
-    `subplots(**subplots)` axes."""
+    `subplots(**subplots)` axes: one Axes, or a NumPy array of them for several rows or columns (typed Any, as
+    matplotlib types `Figure.subplots`)."""
     w, h = matplotlib.rcParams["figure.figsize"]
     fig = Figure(figsize=(width or w, height or h), layout="constrained")
     FigureCanvasAgg(fig)

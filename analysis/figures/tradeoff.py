@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import moocore
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from matplotlib.transforms import offset_copy
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox, offset_copy
 
 from analysis.figures import style
 from analysis.figures.contracts import require
@@ -23,7 +25,8 @@ ERROR_NAMES = {"mre": "MRE", "nrmse": "NRMSE", "nmae": "NMAE"}
 TIME = OBJECTIVES["time"].column
 MEMORY = OBJECTIVES["memory"].column
 HIGHLIGHT = style.OKABE_ITO["vermillion"]
-TYPE_LINE = {"color": "0.35", "ls": (0, (3, 2)), "lw": 0.7}  # the dashed lines of the one-type configurations
+# the dashed lines of the one-type configurations
+TYPE_LINE: dict[str, Any] = {"color": "0.35", "ls": (0, (3, 2)), "lw": 0.7}
 TYPE_LEGEND = "median error with every precision\nparameter of one type (as labelled)"
 LABEL_CLEARANCE_PT = 3.0  # a one-type label keeps this far from the panel's left and right edges ...
 LINE_GAP_PT = 2.0  # ... and, where set beside its line to do so, this far from the line
@@ -108,7 +111,9 @@ def label_type_lines(ax, lines: Mapping[str, float], data_top: float) -> list:
     frame = ax.get_window_extent(renderer)
     pad = 2.0 * fig.dpi / 72.0
     clearance = LABEL_CLEARANCE_PT * fig.dpi / 72.0
-    texts, boxes, rows = [], [], []
+    texts: list[Text] = []
+    boxes: list[Bbox] = []
+    rows: list[int] = []
     for t, x in sorted(lines.items(), key=lambda tx: tx[1]):
         text = ax.text(x, 1.0, PRECISION_NAMES[t], transform=ax.get_xaxis_transform(), ha="center", va="top",
                        fontsize=7, color="0.2", zorder=4, gid=f"type-{t}",

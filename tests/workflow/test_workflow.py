@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from analysis.figures.registry import EXTENSIONS, FIGURES
 from analysis.hyperparams.single_objective import configurations
 from analysis.scheduling import job_counts
 from analysis.simulate import leaderboard
@@ -125,6 +126,39 @@ def test_dry_run_full_config_with_seed_003(tmp_path):
                     so_meta=1, figure_hyperparameters_so=1, so_lb_score=2 * len(section["grids"]), so_lb_table=1)
     assert chunks == 10 + 1 + 11 + 9
     assert jobs == full + added
+
+
+def job_files(stdout: str, field: str = "output") -> dict[str, list[list[str]]]:
+    """The planned jobs of a dry run's listing: rule -> each job's files of `field` (output or input), in the
+    rule's order."""
+    jobs: dict[str, list[list[str]]] = {}
+    for job in re.split(r"\n(?=(?:local)?rule \w+:)", stdout):
+        head = re.match(r"(?:local)?rule (\w+):", job)
+        files = re.search(rf"^\s+{field}: (.*)$", job, flags=re.M)
+        if head:
+            jobs.setdefault(head.group(1), []).append(files.group(1).split(", ") if files else [])
+    return jobs
+
+
+def test_dry_run_figure_jobs_are_the_registrys(tmp_path):
+    """The tiny config implies every registered figure: each figure job is a registered figure's rule and writes
+    its registered outputs (PDF then PNG, drawing by drawing), and the figures the default target asks for are
+    exactly the figure jobs' outputs."""
+    out = snakemake("-n", "--configfile", str(REPO / "config/test.yaml"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr + out.stdout
+    jobs = job_files(out.stdout)
+    figure_jobs = {rule.removeprefix("figure_"): files for rule, files in jobs.items() if rule.startswith("figure_")}
+    assert set(figure_jobs) == set(FIGURES)
+    written = set()
+    for name, outputs in figure_jobs.items():
+        patterns = [re.sub(r"\\{\w+\\}", "[^/]+", re.escape(f"{out.stem}.{ext}"))
+                    for out in FIGURES[name].outputs for ext in EXTENSIONS]
+        for files in outputs:
+            relative = [f.split("/figures/", 1)[1] for f in files]
+            assert len(relative) == len(patterns) and all(map(re.fullmatch, patterns, relative)), (name, relative)
+            written.update(files)
+    (wanted,) = job_files(out.stdout, "input")["all"]
+    assert {f for f in wanted if "/figures/" in f} == written
 
 
 def test_excluded_space_is_imported_and_tabulated_but_never_run(tmp_path):

@@ -10,6 +10,7 @@ sys.path.insert(0, workflow.basedir)
 from analysis import config as study_config
 from analysis.hyperparams import selection as hyperparams
 from analysis.spaces.compile_cost import provenance_path
+from analysis.figures import registry as study_figures
 from analysis.tables import registry as study_tables
 from analysis.tables import summary as study_summary
 from analysis.tables import literature
@@ -363,7 +364,6 @@ def ca_group(wildcards):
 # Leaderboard (workflow/rules/simulate.smk, indicators.smk, tables.smk)
 LB_TABLES = ("leaderboard", "leaderboard_spaces", "pyatf_comparison")
 SO_TABLES = so_tuning.TABLES[:2]  # rule so_tables's (so_meta makes the third)
-SO_FIGURES = ("scores", "best_worst", "impact", "over_time")  # seed 003 Figs. 2-5, in figure-hyperparameters-so's order
 
 
 def space_triples(keys):
@@ -475,10 +475,7 @@ def run_files(budgets):
     return expand(pattern, budget=budgets, allow_missing=True)
 
 
-# Figures (workflow/rules/figures.smk)
-TRADEOFF_ERROR = "mre"  # the error objective of the trade-off clouds (one of mre, nrmse, nmae)
-
-
+# Figures (workflow/rules/figures.smk; each described once in analysis/figures/registry.py)
 def mixed_precision_spaces():
     """Studied spaces whose kernel has a sweep spec in workflow/kernels/ (the mixed-precision kernels); an
     excluded one (a partial sweep) gets no trade-off figure: its cloud is not the space's."""
@@ -486,26 +483,41 @@ def mixed_precision_spaces():
     return [(d, k) for d, k in studied_space_ids() if (kernels / k / "spec.yaml").is_file()]
 
 
+def figure_study():
+    """What the config implies for the figures (analysis.figures.registry.Study)."""
+    return study_figures.Study(
+        spaces={(d, k): space_objective_sets(d, k) for d, k in studied_space_ids()},
+        summary_settings=summary_settings(),
+        mixed_precision=mixed_precision_spaces(),
+        grid=bool(GRID_SETTINGS),
+        constraint_aware=bool(CA_SPACES),
+        leaderboard=bool(LB_SPACES),
+        seed_003=bool(SO_SCOPES),
+    )
+
+
 def figure_outputs():
-    """Every figure (PDF and PNG) the config implies."""
-    stems = [
-        f"{FIGURES}/anytime/{d}/{k}/{objective_set}"
-        for d, k in studied_space_ids()
-        for objective_set in space_objective_sets(d, k)
-    ]
-    sets = dict.fromkeys(o for d, k in studied_space_ids() for o in space_objective_sets(d, k))
-    stems += [f"{FIGURES}/anytime/all_{objective_set}" for objective_set in sets]
-    stems += [f"{FIGURES}/tradeoff/{d}/{k}/{TRADEOFF_ERROR}" for d, k in mixed_precision_spaces()]
-    stems += [f"{FIGURES}/summary/{setting}" for setting in summary_settings()]
-    if GRID_SETTINGS:
-        stems.append(f"{FIGURES}/hyperparameters/fronts")
-    if CA_SPACES:
-        stems += [f"{FIGURES}/constraint_aware/score_over_time", f"{FIGURES}/constraint_aware/spaces"]
-    if LB_SPACES:
-        stems += [f"{FIGURES}/leaderboard/{name}" for name in ("score_over_time", "heatmap", "critical_difference")]
-    if SO_SCOPES:
-        stems += [f"{FIGURES}/hyperparameters_so/{name}" for name in SO_FIGURES]
-    return [f"{stem}.{ext}" for stem in stems for ext in ("pdf", "png")]
+    """Every figure (PDF and PNG) the config implies: the registry's (analysis.figures.registry.implied_files)."""
+    return [f"{FIGURES}/{path}" for path in study_figures.implied_files(figure_study())]
+
+
+def figure_files(name):
+    """The outputs of rule figure_<name>, from the registry: each drawing's PDF and PNG, in the order its command
+    writes them, marked for the report (the PNG with its caption under workflow/report/). A figure of one drawing
+    names them pdf and png, one of several <drawing>_pdf and <drawing>_png."""
+    figure = study_figures.FIGURES[name]
+    files = {}
+    for out in figure.outputs:
+        key = "" if len(figure.outputs) == 1 else f"{Path(out.stem).name}_"
+        for ext in study_figures.EXTENSIONS:
+            files[f"{key}{ext}"] = report(
+                f"{FIGURES}/{out.stem}.{ext}",
+                category=study_figures.PNG_CATEGORY if ext == "png" else study_figures.PDF_CATEGORY,
+                subcategory=figure.subcategory,
+                labels=dict(out.labels),
+                caption=f"../report/{out.caption}" if ext == "png" else None,
+            )
+    return files
 
 
 # The baseline archive (workflow/rules/simulate.smk: rules archive and restore_runs; docs/baselines.md)

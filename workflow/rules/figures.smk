@@ -1,4 +1,6 @@
-# Figures: one rule per figure family, each writing a PDF and a 200-dpi PNG in the shared style.
+# Figures: one rule per figure family, each writing a PDF and a 200-dpi PNG per drawing in the shared style.
+# Each family is described once in analysis/figures/registry.py: its outputs here (figure_files) and the default
+# target's (figure_outputs, workflow/rules/common.smk) come from there, with their report captions and labels.
 # Inputs come from the summary and hyperparameter stages and from the space store. In the HTML
 # report (`snakemake --report report.html`) each PDF is listed by its labels (space, objective set,
 # error objective or figure), not by its file name, which repeats (every anytime figure of a space
@@ -7,19 +9,7 @@ rule figure_hyperparameters:
     input:
         f"{RESULTS}/hyperparameters/grid.csv",
     output:
-        pdf=report(
-            f"{FIGURES}/hyperparameters/fronts.pdf",
-            category="Figures as PDF",
-            subcategory="Hyperparameters",
-            labels={"figure": "grid fronts"},
-        ),
-        png=report(
-            f"{FIGURES}/hyperparameters/fronts.png",
-            caption="../report/figure_hyperparameters.rst",
-            category="Figures",
-            subcategory="Hyperparameters",
-            labels={"figure": "grid fronts"},
-        ),
+        **figure_files("hyperparameters"),
     log:
         f"{LOGS}/figures/hyperparameters/fronts.log",
     conda:
@@ -36,19 +26,7 @@ rule figure_anytime:
     input:
         f"{RESULTS}/summary/curves.parquet",
     output:
-        pdf=report(
-            f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.pdf",
-            category="Figures as PDF",
-            subcategory="Anytime IGD+",
-            labels={"space": "{device}/{kernel}", "objective set": "{objective_set}"},
-        ),
-        png=report(
-            f"{FIGURES}/anytime/{{device}}/{{kernel}}/{{objective_set}}.png",
-            caption="../report/figure_anytime.rst",
-            category="Figures",
-            subcategory="Anytime IGD+",
-            labels={"space": "{device}/{kernel}", "objective set": "{objective_set}"},
-        ),
+        **figure_files("anytime"),
     log:
         f"{LOGS}/figures/anytime/{{device}}/{{kernel}}/{{objective_set}}.log",
     conda:
@@ -66,19 +44,7 @@ rule figure_anytime_grid:
     input:
         f"{RESULTS}/summary/curves.parquet",
     output:
-        pdf=report(
-            f"{FIGURES}/anytime/all_{{objective_set}}.pdf",
-            category="Figures as PDF",
-            subcategory="Anytime IGD+",
-            labels={"space": "all spaces", "objective set": "{objective_set}"},
-        ),
-        png=report(
-            f"{FIGURES}/anytime/all_{{objective_set}}.png",
-            caption="../report/figure_anytime_grid.rst",
-            category="Figures",
-            subcategory="Anytime IGD+",
-            labels={"space": "all spaces", "objective set": "{objective_set}"},
-        ),
+        **figure_files("anytime_grid"),
     log:
         f"{LOGS}/figures/anytime/all_{{objective_set}}.log",
     conda:
@@ -96,19 +62,7 @@ rule figure_tradeoff:
         parquet=f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.parquet",
         meta=f"{RESULTS}/spaces/{{device}}/{{kernel}}/space.json",
     output:
-        pdf=report(
-            f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.pdf",
-            category="Figures as PDF",
-            subcategory="Trade-off clouds",
-            labels={"space": "{device}/{kernel}", "error objective": "{error}"},
-        ),
-        png=report(
-            f"{FIGURES}/tradeoff/{{device}}/{{kernel}}/{{error}}.png",
-            caption="../report/figure_tradeoff.rst",
-            category="Figures",
-            subcategory="Trade-off clouds",
-            labels={"space": "{device}/{kernel}", "error objective": "{error}"},
-        ),
+        **figure_files("tradeoff"),
     log:
         f"{LOGS}/figures/tradeoff/{{device}}/{{kernel}}/{{error}}.log",
     wildcard_constraints:
@@ -126,19 +80,7 @@ rule figure_constraint_aware:
     input:
         rules.ca_tables.output.curves,
     output:
-        pdf=report(
-            f"{FIGURES}/constraint_aware/score_over_time.pdf",
-            category="Figures as PDF",
-            subcategory="Constraint-aware study",
-            labels={"figure": "score over time"},
-        ),
-        png=report(
-            f"{FIGURES}/constraint_aware/score_over_time.png",
-            caption="../report/figure_constraint_aware.rst",
-            category="Figures",
-            subcategory="Constraint-aware study",
-            labels={"figure": "score over time"},
-        ),
+        **figure_files("constraint_aware"),
     log:
         f"{LOGS}/figures/constraint_aware/score_over_time.log",
     conda:
@@ -153,19 +95,7 @@ rule figure_constraint_aware_spaces:
     input:
         rules.ca_tables.output.scores,
     output:
-        pdf=report(
-            f"{FIGURES}/constraint_aware/spaces.pdf",
-            category="Figures as PDF",
-            subcategory="Constraint-aware study",
-            labels={"figure": "score per space"},
-        ),
-        png=report(
-            f"{FIGURES}/constraint_aware/spaces.png",
-            caption="../report/figure_constraint_aware_spaces.rst",
-            category="Figures",
-            subcategory="Constraint-aware study",
-            labels={"figure": "score per space"},
-        ),
+        **figure_files("constraint_aware_spaces"),
     log:
         f"{LOGS}/figures/constraint_aware/spaces.log",
     conda:
@@ -181,19 +111,7 @@ rule figure_summary:
     input:
         rules.summary_table.output.csv,
     output:
-        pdf=report(
-            f"{FIGURES}/summary/{{setting}}.pdf",
-            category="Figures as PDF",
-            subcategory="Strategy summary",
-            labels={"setting": "{setting}"},
-        ),
-        png=report(
-            f"{FIGURES}/summary/{{setting}}.png",
-            caption="../report/figure_summary.rst",
-            category="Figures",
-            subcategory="Strategy summary",
-            labels={"setting": "{setting}"},
-        ),
+        **figure_files("summary"),
     log:
         f"{LOGS}/figures/summary/{{setting}}.log",
     wildcard_constraints:
@@ -217,45 +135,7 @@ rule figure_leaderboard:
         spaces=rules.lb_tables.output.leaderboard_spaces,
         pairs=rules.lb_tables.output.pairs,
     output:
-        time_pdf=report(
-            f"{FIGURES}/leaderboard/score_over_time.pdf",
-            category="Figures as PDF",
-            subcategory="Leaderboard",
-            labels={"figure": "score over time"},
-        ),
-        time_png=report(
-            f"{FIGURES}/leaderboard/score_over_time.png",
-            caption="../report/figure_leaderboard.rst",
-            category="Figures",
-            subcategory="Leaderboard",
-            labels={"figure": "score over time"},
-        ),
-        heat_pdf=report(
-            f"{FIGURES}/leaderboard/heatmap.pdf",
-            category="Figures as PDF",
-            subcategory="Leaderboard",
-            labels={"figure": "score per space"},
-        ),
-        heat_png=report(
-            f"{FIGURES}/leaderboard/heatmap.png",
-            caption="../report/figure_leaderboard_heatmap.rst",
-            category="Figures",
-            subcategory="Leaderboard",
-            labels={"figure": "score per space"},
-        ),
-        cd_pdf=report(
-            f"{FIGURES}/leaderboard/critical_difference.pdf",
-            category="Figures as PDF",
-            subcategory="Leaderboard",
-            labels={"figure": "critical difference"},
-        ),
-        cd_png=report(
-            f"{FIGURES}/leaderboard/critical_difference.png",
-            caption="../report/figure_leaderboard_critical_difference.rst",
-            category="Figures",
-            subcategory="Leaderboard",
-            labels={"figure": "critical difference"},
-        ),
+        **figure_files("leaderboard"),
     log:
         f"{LOGS}/figures/leaderboard.log",
     conda:
@@ -276,17 +156,7 @@ if SO_SCOPES:
             spaces=f"{RESULTS}/hyperparameters_so/spaces.parquet",
             curves=f"{RESULTS}/hyperparameters_so/curves.parquet",
         output:
-            [
-                report(
-                    f"{FIGURES}/hyperparameters_so/{name}.{ext}",
-                    category="Figures as PDF" if ext == "pdf" else "Figures",
-                    subcategory="Seed 003 tuning",
-                    labels={"figure": name.replace("_", " ")},
-                    caption=None if ext == "pdf" else f"../report/figure_hyperparameters_so_{name}.rst",
-                )
-                for name in SO_FIGURES
-                for ext in ("pdf", "png")
-            ],
+            **figure_files("hyperparameters_so"),
         log:
             f"{LOGS}/figures/hyperparameters_so.log",
         conda:
