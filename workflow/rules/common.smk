@@ -502,7 +502,7 @@ def figure_outputs():
 
 
 def figure_files(name):
-    """The outputs of rule figure_<name>, from the registry: each drawing's PDF and PNG, in the order its command
+    """The outputs of figure_<name> (its rule), from the registry: each drawing's PDF and PNG, in the order its command
     writes them, marked for the report (the PNG with its caption under workflow/report/). A figure of one drawing
     names them pdf and png, one of several <drawing>_pdf and <drawing>_png."""
     figure = study_figures.FIGURES[name]
