@@ -7,7 +7,10 @@ and seconds to the CSV (the README's sentence on the suite's time is generated f
 `python -m analysis.cli readme-results`). A failing suite is reported and nothing is appended; a CSV
 of other columns is refused before anything runs.
 
-    python benchmarks/bench_suite.py [--commit HEAD] [--csv benchmarks/reports/ci_suite.csv]
+    python benchmarks/bench_suite.py [--commit HEAD] [--csv benchmarks/reports/ci_suite.csv] [--log FILE]
+
+`--log FILE` keeps everything .ci/run printed (e.g. with PYTEST_ADDOPTS="--durations=50" in the environment,
+pytest's slowest tests), whether the suite passed or not.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--commit", default="HEAD")
     parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
+    parser.add_argument("--log", type=Path, default=None, help="write all that .ci/run printed to this file")
     args = parser.parse_args(argv)
     if args.csv.is_file():  # checked before the suite runs for minutes, not after
         with args.csv.open(newline="") as fh:
@@ -79,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         proc = subprocess.run(["bash", ".ci/run"], cwd=clone, capture_output=True, text=True)
         wall = time.perf_counter() - started
     output = proc.stdout + proc.stderr
+    if args.log is not None:
+        args.log.parent.mkdir(parents=True, exist_ok=True)
+        args.log.write_text(output)
     print(output[-3000:])
     try:
         passed, seconds = parse_summary(output)

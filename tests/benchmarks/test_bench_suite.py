@@ -63,6 +63,19 @@ def test_a_csv_of_other_columns_is_left_alone(tmp_path, monkeypatch, capsys):
     assert ["bash", ".ci/run"] not in ran  # refused before the suite ran
 
 
+def test_the_log_keeps_all_of_a_failed_suites_output(tmp_path, monkeypatch):
+    """--log writes everything .ci/run printed, also when the suite failed and nothing is recorded."""
+    csv, log = tmp_path / "ci_suite.csv", tmp_path / "logs" / "ci.log"
+    printed = ("slowest 2 durations\n100.00s call tests/a.py::t\n" + "x" * 5000
+               + "\n=== 1 failed, 2 passed in 9.00s ===\n")
+    monkeypatch.setattr(bench_suite.subprocess, "run", lambda cmd, **kw: (
+        subprocess.CompletedProcess(cmd, 0, "abc1234\n", "") if "rev-parse" in cmd
+        else subprocess.CompletedProcess(cmd, 1, printed, "stderr line\n")))
+    assert bench_suite.main(["--csv", str(csv), "--log", str(log)]) == 1
+    assert log.read_text() == printed + "stderr line\n"  # the head too, which the console's tail leaves out
+    assert not csv.exists()
+
+
 @pytest.mark.parametrize("workers, where", [("1", "tests in one process in a clean-clone"),
                                             ("2", "tests on 2 pytest-xdist workers in a clean-clone")])
 def test_readme_sentence_from_the_last_row(tmp_path, monkeypatch, workers, where):
