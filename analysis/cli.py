@@ -16,12 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from typing import Any
 
 from analysis import logs, numerics
-from analysis.errors import ArgumentError, InputError, json_argument, summary
+from analysis.errors import ArgumentError, InputError, json_argument
 from analysis.figures import registry as figure_registry
 
 log = logging.getLogger("analysis.cli")
@@ -903,15 +902,6 @@ def commands() -> dict[str, argparse.ArgumentParser]:
     return _build()[1]
 
 
-def _same_stream(a: Any, b: Any) -> bool:
-    """Whether two streams write to the same file (a terminal, or `2>&1`), so that a line need not go to both."""
-    try:
-        first, second = os.fstat(a.fileno()), os.fstat(b.fileno())
-    except (AttributeError, OSError, ValueError):
-        return False
-    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run one command; bad input ends with its one-line message and exit status 2 (a check that fails, 1)."""
     args = parser().parse_args(argv)
@@ -919,21 +909,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("fontTools").setLevel(logging.WARNING)  # its PDF font subsetting logs every glyph at INFO
     kernels = numerics.state()
     log.log(logging.INFO if kernels["pinned"] else logging.WARNING, "%s", numerics.describe(kernels))
-    try:
-        status = args.func(args)
-    except InputError as exc:
-        log.error("%s", exc)
-        return 2
-    except Exception as exc:
-        # the traceback and a last line for the log (stderr, which a rule sends to its log file), and the line on
-        # stdout too, which a rule leaves on Snakemake's console
-        log.exception("%s failed", args.command)
-        line = f"error: {summary(exc)}"
-        print(line, file=sys.stderr, flush=True)
-        if not _same_stream(sys.stdout, sys.stderr):
-            print(line, flush=True)
-        return 1
-    return status or 0
+    return logs.run_command(args, log)
 
 
 if __name__ == "__main__":

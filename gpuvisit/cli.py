@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import sys
 from typing import Any
 
 from analysis import logs, numerics
-from analysis.errors import ArgumentError, InputError, summary
+from analysis.errors import ArgumentError
 
 log = logging.getLogger("gpuvisit.cli")
 
@@ -185,32 +183,10 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _same_stream(a: Any, b: Any) -> bool:
-    """Whether two streams write to the same file (a terminal, or `2>&1`), so that a line need not go to both."""
-    try:
-        first, second = os.fstat(a.fileno()), os.fstat(b.fileno())
-    except (AttributeError, OSError, ValueError):
-        return False
-    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run one command; bad input ends with its one-line message and exit status 2 (a check that fails, 1)."""
     args = parser().parse_args(argv)
     logs.configure(args.log)
     kernels = numerics.state()
     log.log(logging.INFO if kernels["pinned"] else logging.WARNING, "%s", numerics.describe(kernels))
-    try:
-        status = args.func(args)
-    except InputError as exc:
-        log.error("%s", exc)
-        return 2
-    except Exception as exc:
-        # the traceback and a last line for the log (stderr), and the line on stdout too where that is elsewhere
-        log.exception("%s failed", args.command)
-        line = f"error: {summary(exc)}"
-        print(line, file=sys.stderr, flush=True)
-        if not _same_stream(sys.stdout, sys.stderr):
-            print(line, flush=True)
-        return 1
-    return status or 0
+    return logs.run_command(args, log)
