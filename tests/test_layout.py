@@ -271,3 +271,12 @@ def test_gpuvisit_imports_sit_at_the_top_unless_a_comment_says_why() -> None:
     unexplained = [f"{p.relative_to(REPO).as_posix()}:{u}" for p in GPUVISIT
                    if p.relative_to(REPO).as_posix() not in COMMAND_MODULES for u in unexplained_imports(p, None)]
     assert unexplained == [], "imports inside functions without a comment saying why:\n" + "\n".join(unexplained)
+
+
+def test_no_two_test_files_share_a_name() -> None:
+    """The test folders have no __init__.py, so pytest imports each test file by its base name: two of one name
+    stop the whole suite with an 'import file mismatch'."""
+    names: dict[str, list[str]] = {}
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        names.setdefault(path.name, []).append(path.relative_to(REPO).as_posix())
+    assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
