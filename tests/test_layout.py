@@ -76,19 +76,20 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def top_level_graph() -> dict[str, set[str]]:
-    """analysis module -> the analysis modules its top-level imports load (their packages' __init__ included)."""
-    names = {_module_name(p) for p in MODULES}
+def top_level_graph(package: str = "analysis", modules: list[Path] = MODULES) -> dict[str, set[str]]:
+    """Module of `package` -> the modules of `package` its top-level imports load (their packages' __init__
+    included, the top package's own left out)."""
+    names = {_module_name(p) for p in modules}
     graph = {}
-    for path in MODULES:
+    for path in modules:
         found = set()
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
                 continue
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("analysis"):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == package:
                 found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
             elif isinstance(node, ast.Import):
-                found |= {a.name for a in node.names if a.name.startswith("analysis")}
+                found |= {a.name for a in node.names if a.name.split(".")[0] == package}
         loaded = {".".join(m.split(".")[:i]) for m in found for i in range(2, len(m.split(".")) + 1)}
         graph[_module_name(path)] = (loaded & names) - {_module_name(path)}
     return graph
@@ -244,23 +245,8 @@ def test_gpuvisit_imports_only_public_names_of_the_sweep_and_the_shared_modules(
     assert bad == [], f"{path.relative_to(REPO)}:\n" + "\n".join(bad)
 
 
-def gpuvisit_graph() -> dict[str, set[str]]:
-    """gpuvisit module -> the gpuvisit modules its top-level imports load."""
-    names = {_module_name(p) for p in GPUVISIT}
-    graph = {}
-    for path in GPUVISIT:
-        found = set()
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "gpuvisit":
-                found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
-            elif isinstance(node, ast.Import):
-                found |= {a.name for a in node.names if a.name.split(".")[0] == "gpuvisit"}
-        graph[_module_name(path)] = (found & names) - {_module_name(path), "gpuvisit"}
-    return graph
-
-
 def test_gpuvisit_modules_import_one_another_in_no_circle() -> None:
-    graph = gpuvisit_graph()
+    graph = top_level_graph("gpuvisit", GPUVISIT)
     assert {"gpuvisit.lease", "gpuvisit.pack", "gpuvisit.plan", "gpuvisit.merge"} <= set(graph)
     assert "gpuvisit.cache" in graph["gpuvisit.pack"]
     assert cycles(graph) == []
