@@ -1,11 +1,12 @@
 """Benchmark: the test suite as CI runs it, `.ci/run` on a clean clone of a commit, timed; one row appended to a CSV.
 
-`.ci/run` makes a fresh virtual environment, installs the project and runs pytest. This clones the
-repository at the commit into a temporary folder, runs it there, reads pytest's summary line and
-appends the commit, the date it finished, machine, load before, tests passed, pytest-xdist workers
-and seconds to the CSV (the README's sentence on the suite's time is generated from its last row by
-`python -m analysis.cli readme-results`). A failing suite is reported and nothing is appended; a CSV
-of other columns is refused before anything runs.
+`.ci/run` makes a fresh virtual environment, installs the project and runs pytest twice: the plain suite (README
+"Test"), then the slow tier alone. This clones the repository at the commit into a temporary folder, runs it there,
+reads pytest's summary lines and appends the commit, the date it finished, machine, load before, tests passed,
+pytest-xdist workers and seconds (all of CI's tests, then the plain suite's alone; the plain columns are empty for a
+commit whose .ci/run ran pytest once) to the CSV (the README's sentence on the suite's time is generated from its
+last row by `python -m analysis.cli readme-results`). A failing suite is reported and nothing is appended; a CSV of
+other columns is refused before anything runs.
 
     python benchmarks/bench_suite.py [--commit HEAD] [--csv benchmarks/reports/ci_suite.csv] [--log FILE]
 
@@ -30,22 +31,34 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_study import load_average, machine  # noqa: E402 - the machine and load as the study's report names them
 
 DEFAULT_CSV = REPO / "benchmarks" / "reports" / "ci_suite.csv"
-FIELDS = ["commit", "date", "machine", "load_before", "passed", "workers", "pytest_s", "ci_wall_s"]
+FIELDS = ["commit", "date", "machine", "load_before", "passed", "workers", "pytest_s", "ci_wall_s", "plain_passed",
+          "plain_s"]
 # pytest's last line, e.g. "====== 723 passed, 3 warnings in 665.12s (0:11:05) ======"
 SUMMARY = re.compile(r"=+ (?P<counts>[^=]*?) in (?P<seconds>[\d.]+)s(?: \([\d:]+\))? =+\s*$")
 
 
-def parse_summary(output: str) -> tuple[int, float]:
-    """(tests passed, pytest's seconds) from pytest's summary line; ValueError if it is missing or names failures."""
-    for line in reversed(output.splitlines()):
-        found = SUMMARY.search(line)
-        if found:
-            counts = dict((name, int(n)) for n, name in re.findall(r"(\d+) (\w+)", found["counts"]))
+def parse_summaries(output: str) -> list[tuple[int, float]]:
+    """(tests passed, pytest's seconds) of each pytest summary line, in order; ValueError if there is none or one
+    names failures."""
+    found = []
+    for line in output.splitlines():
+        summary = SUMMARY.search(line)
+        if summary:
+            counts = dict((name, int(n)) for n, name in re.findall(r"(\d+) (\w+)", summary["counts"]))
             bad = {k: v for k, v in counts.items() if k in ("failed", "error", "errors")}
             if bad or "passed" not in counts:
-                raise ValueError(f"the suite did not pass: {found['counts']}")
-            return counts["passed"], float(found["seconds"])
-    raise ValueError("no pytest summary line in the output of .ci/run")
+                raise ValueError(f"the suite did not pass: {summary['counts']}")
+            found.append((counts["passed"], float(summary["seconds"])))
+    if not found:
+        raise ValueError("no pytest summary line in the output of .ci/run")
+    return found
+
+
+def parse_summary(output: str) -> tuple[int, float]:
+    """(tests passed, pytest's seconds) over every summary line (.ci/run's pytest runs together); ValueError as
+    parse_summaries."""
+    found = parse_summaries(output)
+    return sum(n for n, _ in found), sum(s for _, s in found)
 
 
 def parse_workers(output: str) -> int:
@@ -88,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         args.log.write_text(output)
     print(output[-3000:])
     try:
+        runs = parse_summaries(output)
         passed, seconds = parse_summary(output)
         workers = parse_workers(output)
         if proc.returncode != 0:
@@ -97,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     row = {"commit": commit, "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
            "machine": machine(), "load_before": load, "passed": passed, "workers": workers, "pytest_s": round(seconds),
-           "ci_wall_s": round(wall)}
+           "ci_wall_s": round(wall), "plain_passed": runs[0][0] if len(runs) == 2 else "",
+           "plain_s": round(runs[0][1]) if len(runs) == 2 else ""}
     new = not args.csv.is_file()
     args.csv.parent.mkdir(parents=True, exist_ok=True)
     with args.csv.open("a", newline="") as fh:

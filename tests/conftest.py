@@ -1,5 +1,10 @@
 """Shared fixtures: a temporary folder and one local run of the tiny config (its tests are marked slow).
-Shared helpers (paths, hand-made Kernel Tuner caches, the tiny space) are plain functions in `helpers.py`."""
+Shared helpers (paths, hand-made Kernel Tuner caches, the tiny space) are plain functions in `helpers.py`.
+
+Two tiers (README "Test"): a plain `pytest` runs the tests not marked slow; `pytest --slow` runs every test, the
+slow ones too (the whole tiny DAG and what reads it, and the tests over about 20 s). `.ci/run` runs the plain suite,
+then the slow tier alone (`pytest --slow --slurm -m slow`).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,9 @@ HUB = REPO / "data" / "benchmark_hub"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true",
+                     help="also run the tests marked slow: the whole tiny DAG, the tests that read it and the tests "
+                          "over about 20 s (a plain pytest leaves them out; .ci/run asks)")
     parser.addoption("--slurm", action="store_true",
                      help="also run tests/workflow/test_slurm.py, which installs Debian's slurm-wlm and munge where "
                           "missing and starts a single-node Slurm on this machine (root); .ci/run asks for it")
@@ -34,9 +42,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("installs and starts a Slurm cluster on this machine: runs with --slurm (.ci/run asks)")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects on the slow marker added here
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that uses the tiny run (directly or through another fixture) is slow: the first one runs the
-    whole tiny DAG.
+    whole tiny DAG. Without --slow the slow tests are deselected (the Slurm test stays when --slurm asks for it).
 
     The long tests go first, so that the xdist workers end together instead of one running a long test
     alone at the end: the Slurm test (it makes the tiny run, then mostly waits on the cluster's jobs),
@@ -52,6 +61,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             return 0
         return 1 if item.get_closest_marker("slow") and item.nodeid not in uses_run else 2
 
+    if not config.getoption("--slow"):
+        asked = config.getoption("--slurm")
+        left_out = [item for item in items
+                    if item.get_closest_marker("slow") and not (asked and item.get_closest_marker("slurm"))]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            dropped = {id(item) for item in left_out}
+            items[:] = [item for item in items if id(item) not in dropped]
     items.sort(key=rank)  # stable: each rank keeps the collection order
 
 

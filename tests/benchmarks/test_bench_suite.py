@@ -24,6 +24,34 @@ def test_summary_of_a_passing_suite(line, expected):
     assert bench_suite.parse_summary(f"collected\n....\n{line}\n") == expected
 
 
+def test_the_plain_suite_and_the_slow_tier_are_read_in_order():
+    """.ci/run's two pytest runs: the plain suite first, then the slow tier; the totals are their sums."""
+    output = ("== 1599 passed, 36 deselected in 500.00s (0:08:20) ==\n"
+              "created: 2/2 workers\n== 36 passed, 1599 deselected in 1200.50s (0:20:00) ==\n")
+    assert bench_suite.parse_summaries(output) == [(1599, 500.0), (36, 1200.5)]
+    assert bench_suite.parse_summary(output) == (1635, 1700.5)
+    with pytest.raises(ValueError, match="did not pass"):
+        bench_suite.parse_summaries(output + "== 1 failed, 35 passed in 1.00s ==\n")
+
+
+@pytest.mark.parametrize("printed, plain", [
+    ("created: 2/2 workers\n=== 10 passed, 3 deselected in 5.00s ===\ncreated: 2/2 workers\n"
+     "=== 3 passed, 10 deselected in 20.40s ===\n", ("10", "5")),
+    ("created: 2/2 workers\n=== 13 passed in 25.40s ===\n", ("", "")),  # an older .ci/run: pytest once
+])
+def test_a_row_holds_all_of_cis_tests_and_the_plain_suite_alone(tmp_path, monkeypatch, printed, plain):
+    csv = tmp_path / "ci_suite.csv"
+    monkeypatch.setattr(bench_suite.subprocess, "run", lambda cmd, **kw: (
+        subprocess.CompletedProcess(cmd, 0, "abc1234\n", "") if "rev-parse" in cmd
+        else subprocess.CompletedProcess(cmd, 0, printed, "")))
+    assert bench_suite.main(["--csv", str(csv)]) == 0
+    header, row = (line.split(",") for line in csv.read_text().splitlines())
+    assert header == bench_suite.FIELDS
+    got = dict(zip(header, row, strict=True))
+    assert (got["passed"], got["pytest_s"], got["workers"]) == ("13", "25", "2")
+    assert (got["plain_passed"], got["plain_s"]) == plain
+
+
 @pytest.mark.parametrize("output", [
     "==== 1 failed, 722 passed in 600.00s (0:10:00) ====\n",
     "==== 2 errors in 1.00s ====\n",
