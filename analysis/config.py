@@ -1,4 +1,9 @@
-"""Validation of the study configuration against workflow/schemas/config.schema.yaml."""
+"""Validation of the study configuration against workflow/schemas/config.schema.yaml.
+
+The schema checks every key's type and range; each section's own rules are its stage's (`spaces`:
+analysis.spaces.study; `simulation`, `constraint_aware`: analysis.simulate.checks; `hyperparameters`,
+`hyperparameters_so`: analysis.hyperparams.checks; `sweeps`: analysis.sweep.checks), called here in that order;
+what spans sections (output_root, the objectives a space must have, the files) is checked here."""
 
 from __future__ import annotations
 
@@ -16,16 +21,21 @@ import yaml
 
 from analysis import paths
 from analysis.errors import ConfigError, InputError
-from analysis.hyperparams.selection import expand
-from analysis.hyperparams.single_objective import SectionError, check
+from analysis.hyperparams.checks import check_hyperparameters, check_hyperparameters_so
 from analysis.objectives import OBJECTIVES
-from analysis.simulate.registry import ALGORITHMS, OptionError, get_algorithm, resolve_options
+from analysis.simulate.checks import check_constraint_aware, check_simulation
 from analysis.spaces.importers import import_space
 from analysis.spaces.peek import default_objectives
 from analysis.spaces.space import Space
-from analysis.sweep.configs import resolve_tune_params
+from analysis.spaces.study import (  # noqa: F401  (the last three: analysis.config's names, which callers use)
+    RESERVED_GROUPS,
+    check_spaces_section,
+    excluded_spaces,
+    studied_space_keys,
+    time_space_keys,
+)
+from analysis.sweep.checks import check_sweeps
 from analysis.sweep.merge import OBJECTIVE_FIELDS
-from analysis.sweep.spec import list_kernels, load_spec
 
 log = logging.getLogger(__name__)
 ROOT = paths.REPO
@@ -35,9 +45,6 @@ FULL_STUDY = ROOT / "config" / "config.yaml"
 STUDY_EXTENSIONS = (ROOT / "config" / "seed003.yaml",)
 # Folders of the repository that hold the published study (and its committed inputs).
 PUBLISHED = ("tables", "figures", "data")
-# Row sets of the constraint-aware gains table that are no space group (analysis.tables.constraint_aware's ALL_GROUP
-# and GPU_GROUP; not imported from there, which would load pandas wherever a config is read).
-RESERVED_GROUPS = ("all", "GPU tuned on time")
 
 
 @functools.lru_cache(maxsize=1)
@@ -119,17 +126,13 @@ def validate(config: Any, source: str = "config", files: Sequence[str | Path] | 
     explicit_kernels = "kernels" in config.get("hyperparameters", {})
     _fill_defaults(config, schema)
     _check_output_root(config, source, explicit_root, files, workdir)
-    seen: set[tuple[str, str]] = set()
-    for i, s in enumerate(config["spaces"]):
-        key = (s["device"], s["kernel"])
-        if key in seen:
-            raise ConfigError(source, f"space {s['device']}/{s['kernel']} is listed twice", field=f"spaces[{i}]")
-        seen.add(key)
-    _check_groups_and_exclusions(config, source)
-    _check_simulation(config, source, explicit_kernels)
-    _check_sweeps(config, source)
-    _check_constraint_aware(config, source)
-    _check_hyperparameters_so(config, source)
+    # each section's own rules, checked by its stage; the checks across sections follow (check_space_objectives)
+    check_spaces_section(config, source)
+    check_simulation(config, source)
+    check_hyperparameters(config, source, explicit_kernels)
+    check_sweeps(config, source)
+    check_constraint_aware(config, source)
+    check_hyperparameters_so(config, source)
     return config
 
 
@@ -189,273 +192,42 @@ def _check_output_root(config: dict[str, Any], source: str, explicit: bool,
                               field="output_root")
 
 
-def _study_kernels(config: dict[str, Any], studied_only: bool = False) -> list[str]:
-    """Kernels of the study's spaces: listed ones and sweeps that become spaces; with `studied_only`, only
-    those of spaces that are not excluded."""
-    listed = [s for s in config["spaces"] if not (studied_only and s.get("excluded"))]
-    kernels = [s["kernel"] for s in listed] + [s["kernel"] for s in config["sweeps"] if s.get("space", True)]
-    return sorted(set(kernels))
 
 
-def excluded_spaces(config: dict[str, Any]) -> dict[str, str]:
-    """"device/kernel" -> reason, for every space kept out of both studies (its `excluded`), in config order."""
-    return {f"{s['device']}/{s['kernel']}": s["excluded"] for s in config["spaces"] if s.get("excluded")}
 
 
-def studied_space_keys(config: dict[str, Any]) -> list[tuple[str, str]]:
-    """(device, kernel) of every space the studies run on, in the workflow's order (the Snakefile's STUDIED): the
-    listed spaces, then each sweep that makes a space (`space: true`), without the excluded ones."""
-    keys = dict.fromkeys((s["device"], s["kernel"]) for s in config["spaces"])
-    keys.update(dict.fromkeys((s["device"], s["kernel"]) for s in config.get("sweeps") or [] if s.get("space")))
-    excluded = excluded_spaces(config)
-    return [key for key in keys if f"{key[0]}/{key[1]}" not in excluded]
 
 
-def _check_groups_and_exclusions(config: dict[str, Any], source: str) -> None:
-    """No space group takes the name of a row set of the gains table; at least one space is studied."""
-    for i, s in enumerate(config["spaces"]):
-        if s.get("group") in RESERVED_GROUPS:
-            raise ConfigError(source, f"'{s['group']}' names a row set of tables/constraint_aware_gains.csv "
-                                      f"({', '.join(RESERVED_GROUPS)}), not a group of spaces; choose another label",
-                              field=f"spaces[{i}].group")
-    swept = [s for s in config["sweeps"] if s.get("space", True)]
-    if not swept and all(s.get("excluded") for s in config["spaces"]):
-        raise ConfigError(source, "every space is excluded, so neither study would have a space; leave at least "
-                                  "one without `excluded`", field="spaces")
 
 
-def _check_options(algorithm: str, options: dict[str, Any], field: str, source: str) -> None:
-    """Every option of a setting is known to the registry and within its declared type and range."""
-    try:
-        resolve_options(algorithm, options)
-    except OptionError as exc:
-        raise ConfigError(source, str(exc), field=f"{field}.{exc.option}" if exc.option else field) from None
 
 
-def _check_algorithm(name: str, field: str, source: str):
-    """The registry's algorithm `name`, whose Kernel Tuner strategy exists; else a ConfigError naming `field`."""
-    try:
-        algorithm = get_algorithm(name)
-    except ValueError as exc:
-        raise ConfigError(source, str(exc), field=field) from None
-    if not algorithm.user and not algorithm.unaware:  # unaware variants compose pymoo in analysis.simulate.unaware
-        from kernel_tuner.interface import strategy_map
-
-        if algorithm.strategy not in strategy_map:
-            raise ConfigError(source, f"algorithm '{name}' runs Kernel Tuner strategy '{algorithm.strategy}' "
-                                      "(analysis/simulate/registry.py), which the installed Kernel Tuner does not "
-                                      f"have (its strategies: {', '.join(sorted(strategy_map))})", field=field)
-    return algorithm
 
 
-def _multi_objective_sets(config: dict[str, Any], names: Iterable[str]) -> list[str]:
-    """Of the objective sets `names`, those with more than one objective."""
-    return [name for name in names if len(config["objective_sets"][name]) > 1]
 
 
-def _studied_objective_sets(config: dict[str, Any]) -> dict[str, list[str]]:
-    """"device/kernel" -> the objective sets the comparison runs on it, for every studied space (listed ones
-    that are not excluded, and sweeps that become spaces): its own `objective_sets`, else simulation's."""
-    default = config["simulation"]["objective_sets"]
-    out = {f"{s['device']}/{s['kernel']}": s["objective_sets"] or default
-           for s in config["spaces"] if not s.get("excluded")}
-    out.update({f"{s['device']}/{s['kernel']}": default for s in config["sweeps"] if s.get("space", True)})
-    return out
 
 
-def _single_objective_problem(algorithm: Any, config: dict[str, Any]) -> str | None:
-    """Why a comparison setting of a single-objective algorithm cannot run (None: it can)."""
-    if algorithm.multi_objective:
-        return None
-    for space, sets in _studied_objective_sets(config).items():
-        multi = _multi_objective_sets(config, sets)
-        if multi:
-            objectives = ", ".join(config["objective_sets"][multi[0]])
-            multi_algorithms = [a.name for a in _registry().values() if a.multi_objective]
-            declared = (f"{algorithm.name} does not declare multi_objective = True (a module attribute), so it "
-                        "optimises a single objective" if algorithm.user
-                        else f"'{algorithm.name}' optimises a single objective")
-            return (f"{declared}, but a comparison setting runs on every "
-                    f"objective set of every studied space, and space {space} runs on '{multi[0]}' ({objectives}). "
-                    "Run single-objective settings only on one-objective sets (e.g. `objective_sets: [time]` on "
-                    "those spaces, or simulation.objective_sets), or choose a multi-objective algorithm "
-                    f"({', '.join(multi_algorithms)})")
-    return None
 
 
-def _registry() -> dict[str, Any]:
-    return ALGORITHMS
 
 
-def _check_constraint_aware(config: dict[str, Any], source: str) -> None:
-    """Study spaces exist; strategy options are valid and leave constraint_aware to the study;
-    thresholds name kernels of the study."""
-    ca = config["constraint_aware"]
-    known = {f"{s['device']}/{s['kernel']}" for s in config["spaces"]}
-    known |= {f"{s['device']}/{s['kernel']}" for s in config["sweeps"] if s.get("space", True)}
-    excluded = excluded_spaces(config)
-    for i, name in enumerate(ca["spaces"] or []):
-        if name not in known:
-            raise ConfigError(source, f"unknown space '{name}' (defined: {', '.join(sorted(known))})",
-                              field=f"constraint_aware.spaces[{i}]")
-        if name in excluded:
-            raise ConfigError(source, f"space '{name}' is excluded from the studies ({excluded[name]}); drop it "
-                                      "from this list or clear its `excluded`", field=f"constraint_aware.spaces[{i}]")
-    for name, strategy in ca["strategies"].items():
-        strategy.setdefault("options", {})
-        where = f"constraint_aware.strategies.{name}.options"
-        if "constraint_aware" in strategy["options"]:
-            raise ConfigError(source, "constraint_aware is set by the study (every strategy runs both ways)",
-                              field=f"{where}.constraint_aware")
-        algorithm = _check_algorithm(strategy["algorithm"], f"constraint_aware.strategies.{name}.algorithm",
-                                     source)
-        if "constraint_aware" not in algorithm.options:
-            raise ConfigError(source, f"the constraint-aware study runs every strategy with and without constraint "
-                                      f"awareness, but '{strategy['algorithm']}' has no constraint_aware option"
-                                      + (" in its _options (Kernel Tuner's CostFunc reads it to repair infeasible "
-                                         "proposals)" if algorithm.user else ""),
-                              field=f"constraint_aware.strategies.{name}.algorithm")
-        _check_options(strategy["algorithm"], strategy["options"], where, source)
-    kernels = _study_kernels(config, studied_only=True)
-    for kernel, threshold in ca["thresholds"].items():
-        if kernel not in kernels:
-            aside = " (excluded spaces aside)" if excluded else ""
-            raise ConfigError(source, f"'{kernel}' is not a kernel of any space of the study{aside}, so its "
-                                      f"threshold would apply to nothing (kernels: {', '.join(kernels)})",
-                              field=f"constraint_aware.thresholds.{kernel}")
-        threshold.setdefault("error", "mre")
-        threshold.setdefault("beta", 1.0)
 
 
-def time_space_keys(config: dict[str, Any]) -> list[tuple[str, str]]:
-    """(device, kernel) of every studied space tuned on time (its kernel has no accuracy threshold of the
-    constraint-aware study), in the workflow's order: where seed 003's tuning may train and test."""
-    thresholds = config["constraint_aware"]["thresholds"]
-    return [key for key in studied_space_keys(config) if key[1] not in thresholds]
 
 
-def _check_hyperparameters_so(config: dict[str, Any], source: str) -> None:
-    """Section hyperparameters_so's grids and spaces (analysis.hyperparams.single_objective.check)."""
-    try:
-        check(config["hyperparameters_so"], time_space_keys(config))
-    except SectionError as exc:
-        raise ConfigError(source, str(exc), field=f"hyperparameters_so.{exc.field}") from None
 
 
-def _check_simulation(config: dict[str, Any], source: str, explicit_kernels: bool = True) -> None:
-    """Objective sets exist; algorithm names and options are known to the registry and in range."""
-    sim = config["simulation"]
-    _check_objective_set_names(config, source)
-    hp = config["hyperparameters"]
-    grids = hp["grids"]
-    studied = _check_training_kernels(config, source, explicit_kernels)
-    for label, setting in sim["algorithms"].items():
-        _check_algorithm_setting(config, source, f"simulation.algorithms.{label}", setting, studied)
-    for name, grid in grids.items():
-        _check_grid(config, source, f"hyperparameters.grids.{name}", grid)
-    clash = sorted(set(sim["algorithms"]) & set(expand(grids)))
-    if clash:
-        raise ConfigError(source, f"label '{clash[0]}' is also the label of a grid setting",
-                          field=f"simulation.algorithms.{clash[0]}")
 
 
-def _check_objective_set_names(config: dict[str, Any], source: str) -> None:
-    """Every objective set that simulation and the spaces name is defined."""
-    for i, name in enumerate(config["simulation"]["objective_sets"]):
-        if name not in config["objective_sets"]:
-            raise ConfigError(source,
-                              f"unknown objective set '{name}' (defined: {', '.join(config['objective_sets'])})",
-                              field=f"simulation.objective_sets[{i}]")
-    for i, s in enumerate(config["spaces"]):
-        for j, name in enumerate(s["objective_sets"] or []):
-            if name not in config["objective_sets"]:
-                raise ConfigError(source, f"unknown objective set '{name}' (defined: "
-                                  f"{', '.join(config['objective_sets'])})", field=f"spaces[{i}].objective_sets[{j}]")
 
 
-def _check_training_kernels(config: dict[str, Any], source: str, explicit_kernels: bool) -> list[str]:
-    """hyperparameters.kernels are kernels of the study with a studied space; returns the studied kernels."""
-    hp = config["hyperparameters"]
-    kernels = _study_kernels(config)
-    studied = _study_kernels(config, studied_only=True)
-    for i, kernel in enumerate(hp["kernels"]):
-        if explicit_kernels and kernel not in kernels:
-            raise ConfigError(source, f"'{kernel}' is not a kernel of any space of the study (kernels: "
-                                      f"{', '.join(kernels)})", field=f"hyperparameters.kernels[{i}]")
-        if explicit_kernels and kernel not in studied:
-            raise ConfigError(source, f"every space of kernel '{kernel}' is excluded from the studies, so the grid "
-                                      "would have no training space of it", field=f"hyperparameters.kernels[{i}]")
-    training = set(hp["kernels"]) & set(kernels)
-    if training and not training & set(studied):
-        raise ConfigError(source, f"every space of the training kernels ({', '.join(sorted(training))}) is excluded "
-                                  "from the studies, so the grid would have no training space left",
-                          field="hyperparameters.kernels")
-    return studied
 
 
-def _check_algorithm_setting(config: dict[str, Any], source: str, where: str, setting: dict[str, Any],
-                             studied: list[str]) -> None:
-    """One setting of simulation.algorithms: its algorithm, options and objective sets, and its `tuned` grid."""
-    setting.setdefault("options", {})
-    algorithm = _check_algorithm(setting["algorithm"], f"{where}.algorithm", source)
-    _check_options(setting["algorithm"], setting["options"], f"{where}.options", source)
-    problem = _single_objective_problem(algorithm, config)
-    if problem:
-        raise ConfigError(source, problem, field=f"{where}.algorithm")
-    tuned = setting.get("tuned")
-    if tuned is not None:
-        _check_tuned(config, source, where, setting, tuned, studied)
 
 
-def _check_tuned(config: dict[str, Any], source: str, where: str, setting: dict[str, Any], tuned: str,
-                 studied: list[str]) -> None:
-    """A setting's `tuned`: a grid of its algorithm (or its aware twin's) that runs, at every budget."""
-    sim = config["simulation"]
-    hp = config["hyperparameters"]
-    grids = hp["grids"]
-    if tuned not in grids:
-        raise ConfigError(source, f"unknown hyperparameter grid '{tuned}' (defined: {', '.join(grids)})",
-                          field=f"{where}.tuned")
-    # A constraint-unaware twin may take its aware algorithm's picks (same options).
-    grid_algorithm = grids[tuned]["algorithm"]
-    if setting["algorithm"] not in (grid_algorithm, f"{grid_algorithm}_unaware"):
-        raise ConfigError(source, f"grid '{tuned}' tunes {grid_algorithm}, not "
-                          f"{setting['algorithm']} (nor its constraint-unaware twin)",
-                          field=f"{where}.tuned")
-    if not set(hp["kernels"]) & set(studied):
-        raise ConfigError(source, f"takes the picks of grid '{tuned}', but no studied space has a "
-                                  f"training kernel (hyperparameters.kernels: {hp['kernels']}), "
-                                  "so no grid runs",
-                          field=f"{where}.tuned")
-    missing = sorted(set(sim["budgets"]) - set(hp["budgets"] or sim["budgets"]))
-    if missing:
-        raise ConfigError(source, f"grid '{tuned}' has no runs at budgets {missing}",
-                          field="hyperparameters.budgets")
 
 
-def _check_grid(config: dict[str, Any], source: str, where: str, grid: dict[str, Any]) -> None:
-    """One grid of hyperparameters.grids: its objective set, algorithm, fixed options and varied values."""
-    grid.setdefault("fixed", {})
-    if grid["objective_set"] not in config["objective_sets"]:
-        raise ConfigError(source, f"unknown objective set '{grid['objective_set']}'",
-                          field=f"{where}.objective_set")
-    algorithm = _check_algorithm(grid["algorithm"], f"{where}.algorithm", source)
-    if not algorithm.multi_objective and _multi_objective_sets(config, [grid["objective_set"]]):
-        objectives = config["objective_sets"][grid["objective_set"]]
-        raise ConfigError(source, f"'{algorithm.name}' optimises a single objective, but objective set "
-                                  f"'{grid['objective_set']}' has {len(objectives)} ({', '.join(objectives)}); "
-                                  "tune it on a one-objective set, or choose a multi-objective algorithm",
-                          field=f"{where}.objective_set")
-    _check_options(grid["algorithm"], grid["fixed"], f"{where}.fixed", source)
-    for option, values in grid["options"].items():
-        if option in grid["fixed"]:
-            raise ConfigError(source, f"option '{option}' is both varied (options) and held (fixed)",
-                              field=f"{where}.fixed.{option}")
-        for i, value in enumerate(values):
-            try:
-                _check_options(grid["algorithm"], {option: value}, f"{where}.options", source)
-            except ConfigError as exc:  # name the listed value
-                raise ConfigError(source, exc.detail, field=f"{where}.options.{option}[{i}]") from None
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -676,30 +448,6 @@ def check_space_objectives(config: dict[str, Any], base: str | Path, source: str
                                           f"To fix: {remedy}", field=where)
 
 
-def _check_sweeps(config: dict[str, Any], source: str) -> None:
-    """Sweeps name existing kernels, valid slices, and no (target, device, kernel) or space twice."""
-    seen: set[tuple[str, str, str]] = set()
-    spaces = {(s["device"], s["kernel"]) for s in config["spaces"]}
-    for i, sw in enumerate(config["sweeps"]):
-        where = f"sweeps[{i}]"
-        if sw["kernel"] not in list_kernels():
-            raise ConfigError(source, f"unknown kernel '{sw['kernel']}' (known: {', '.join(list_kernels())})",
-                              field=f"{where}.kernel")
-        key = (sw["target"], sw["device"], sw["kernel"])
-        if key in seen:
-            raise ConfigError(source, f"sweep {'/'.join(key)} is listed twice", field=where)
-        seen.add(key)
-        if sw["space"] and (sw["device"], sw["kernel"]) in spaces:
-            raise ConfigError(source, f"space {sw['device']}/{sw['kernel']} is also listed under spaces", field=where)
-        spaces.add((sw["device"], sw["kernel"]))
-        sw["size"] = sw["size"] or ("cpu" if sw["target"] == "cpu" else "gpu")
-        try:
-            spec = load_spec(sw["kernel"])
-            spec.size(sw["size"])
-            resolve_tune_params(spec, sw["target"], sw["tune_params"])
-        except InputError as exc:
-            field = f"{where}.{'size' if exc.field == 'sizes' else 'tune_params'}"
-            raise ConfigError(source, exc.detail, field=field) from None
 
 
 def sweep_space(sweep: dict[str, Any], folder: str) -> dict[str, Any]:

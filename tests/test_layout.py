@@ -266,3 +266,20 @@ def test_no_two_test_files_share_a_name() -> None:
     for path in sorted((REPO / "tests").rglob("test_*.py")):
         names.setdefault(path.name, []).append(path.relative_to(REPO).as_posix())
     assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
+
+
+# analysis/config.py checks what spans sections; each section's own rules are its stage's (config.py's docstring)
+CROSS_SECTION_CHECKS = {"_check_finite", "_check_output_root", "check_workflow_config", "check_files",
+                        "check_space_objectives", "check_config_files"}
+
+
+def test_config_leaves_each_sections_rules_to_its_stage() -> None:
+    tree = ast.parse((REPO / "analysis" / "config.py").read_text())
+    checks = {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and "check" in node.name}
+    stray = sorted(checks - CROSS_SECTION_CHECKS)
+    assert not stray, f"a section's check belongs to its stage: {stray}"
+    validate = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "validate")
+    called = {node.func.id for node in ast.walk(validate)
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    assert {"check_spaces_section", "check_simulation", "check_hyperparameters", "check_sweeps",
+            "check_constraint_aware", "check_hyperparameters_so"} <= called
