@@ -22,7 +22,7 @@ _PUBLIC = {
     "text": "LINE_WIDTH num interval verdict table name listing at_budgets span compare pairs_of plural",
     "data": "ALPHA Tables base_scope counts budgets settings budget_header verdicts kept_out counted resampled has "
             "excluded_text GPU_MIXED space_kinds published",
-    "study": "improvement_table CELL_NOTE cell_note thesis_gap significance_table readme_spaces readme_comparison "
+    "study": "improvement_table cell_note thesis_gap significance_table readme_spaces readme_comparison "
              "readme_thesis doc_comparison speedup_summary cut_short_table early_stops doc_spaces",
     "awareness": "gains_table spaces_apart excluded_spaces maxiter_table readme_constraint_aware density_gains "
                  "above_below larger_p gain_cell doc_constraint_aware CA_DOC RUNS_BEGIN RUNS_END render_run_count",

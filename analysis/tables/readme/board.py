@@ -11,7 +11,9 @@ import pandas as pd
 from analysis.statistics import p_text
 from analysis.tables.leaderboard import left_out_entries, mean_ranks
 from analysis.tables.readme.data import Tables, has
-from analysis.tables.readme.text import interval, listing, num, table, verdict
+from analysis.tables.readme.text import Prose, interval, listing, num, table, verdict
+
+prose = Prose("board")
 
 
 def leaderboard_rows(t: Tables, top: int | None = None) -> str:
@@ -49,19 +51,14 @@ def pyatf_sentence(t: Tables) -> str:
              + (f" (seed 001: {num(r['seed_001'], 3)})" if pd.notna(r.get("seed_001")) else "")
              for side, r in means.iterrows()]
     n = int(means["n_spaces"].iloc[0])
-    text = (f"**Seed 001 §VI-D on our spaces** (`tables/pyatf_comparison.csv`): mean score over the {n} spaces "
-            "where every strategy of both sides has a score (95 % bootstrap interval over spaces): "
-            + "; ".join(sides) + ".")
+    text = prose("pyatf", n=n, sides="; ".join(sides))
     if not diff.empty:
         d = diff.iloc[0]
         side = verdict(d["ci_low"], d["ci_high"], "above pyATF's", "below pyATF's", "not told apart from pyATF's")
-        text += (f" Paired by space, the constraint-aware side's mean minus pyATF's is "
-                 f"{interval(d['score'], d['ci_low'], d['ci_high'], 3)} (Wilcoxon signed-rank "
-                 f"{p_text(d['wilcoxon_p'])}): by its interval, {side}.")
+        text += " " + prose("pyatf_difference", difference=interval(d["score"], d["ci_low"], d["ci_high"], 3),
+                            p=p_text(d["wilcoxon_p"]), side=side)
     if not de.empty:
-        ahead = int((de["score"] > 0).sum())
-        text += (f" Kernel Tuner's constraint-aware DE scores above pyATF's DE on {ahead} of {len(de)} spaces "
-                 "(per space in the table).")
+        text += " " + prose("pyatf_de", ahead=int((de["score"] > 0).sum()), spaces=len(de))
     text += " " + spaces_unlike_seed_001(t, list(t["leaderboard_spaces"]["space"].unique()))
     return text
 
@@ -81,14 +78,13 @@ def spaces_unlike_seed_001(t: Tables, spaces: Sequence[str]) -> str:
     extra = sorted({s.split("/")[1] for s in counted_spaces if kernels[s] not in [a.lower() for a in apps]})
     versions = ""
     if ref.get("kernel_tuner") and ref.get("pyatf"):
-        versions = (f" It ran Kernel Tuner {ref['kernel_tuner']} and pyATF {ref['pyatf']}; we run the versions pinned "
-                    "in pyproject.toml.")
-    return (f"Our spaces are not seed 001's {ref.get('spaces', len(apps) * len(gpus))} ({listing(apps)} on "
-            f"{listing(gpus)}): {len(same)} of our {len(counted_spaces)} counted spaces pair one of its applications "
-            f"with one of its GPUs (by name; the other {len(counted_spaces) - len(same)} run its applications on "
-            f"other GPUs or other kernels: {listing(extra) or 'none'})"
-            + (f", and {listing(missing_apps)} {'is' if len(missing_apps) == 1 else 'are'} not among ours"
-               if missing_apps else "") + "." + versions)
+        versions = " " + prose("unlike_versions", kernel_tuner=ref["kernel_tuner"], pyatf=ref["pyatf"])
+    missing = prose("unlike_missing", apps=listing(missing_apps), are="is" if len(missing_apps) == 1 else "are") \
+        if missing_apps else ""
+    return prose("unlike_seed_001", spaces=ref.get("spaces", len(apps) * len(gpus)), apps=listing(apps),
+                 gpus=listing(gpus), same=len(same), counted=len(counted_spaces),
+                 other=len(counted_spaces) - len(same), extra=listing(extra) or "none", missing=missing,
+                 versions=versions)
 
 
 def readme_leaderboard(t: Tables) -> str:
@@ -105,23 +101,15 @@ def readme_leaderboard(t: Tables) -> str:
     complete = int(pairs["complete_spaces"].iloc[0]) if len(pairs) else 0
     tested = len(set(pairs["entry_a"]) | set(pairs["entry_b"]))
     left_out = left_out_entries(pairs)
+    wilcoxon = prose("tied", tied=listing([names[e] for e in tied[1:]]), best=names[tied[0]]) if len(tied) > 1 else \
+        prose("none_tied", best=names[tied[0]]) if tied else ""
+    left = " " + prose("friedman_left_out", entries=listing([names[e] for e in left_out])) if left_out else ""
+    friedman_text = prose("friedman", tested=tested, complete=complete, left_out=left, p=p_text(friedman),
+                          wilcoxon=wilcoxon) if complete else ""
     return "\n\n".join(filter(None, [
-        f"**The field's tuners** (`tables/leaderboard.csv`, every entry and space in `tables/leaderboard_spaces.csv`; "
-        f"[docs/leaderboard.md](docs/leaderboard.md)): {len(board)} strategies ("
-        + ", ".join(f"{n} {fam}" for fam, n in families.items())
-        + "), each with its defaults (the constraint-aware entries with the tuned settings of that study), scored "
-        "by the methodology on the spaces tuned on time. The ten best by mean score (95 % bootstrap interval over "
-        "spaces; cost per run in calibration runs where measured):",
-        leaderboard_rows(t, 10),
-        (f"Friedman's test of the {tested} strategies with a score on all {complete} spaces"
-         + (f" (not {listing([names[e] for e in left_out])}, which lack some)" if left_out else "")
-         + f": {p_text(friedman)}. "
-         + (f"Wilcoxon's signed-rank tests with Holm's correction do not tell {listing([names[e] for e in tied[1:]])} "
-            f"apart from {names[tied[0]]}, the best mean rank there." if len(tied) > 1 else
-            (f"Wilcoxon's signed-rank tests with Holm's correction tell every other strategy apart from "
-             f"{names[tied[0]]}, the best mean rank there." if tied else ""))) if complete else "",
-        pyatf_sentence(t),
-        cost_sentence(board),
+        prose("leaderboard", n=len(board), families=", ".join(f"{n} {fam}" for fam, n in families.items()),
+              table=leaderboard_rows(t, 10)),
+        friedman_text, pyatf_sentence(t), cost_sentence(board),
     ]))
 
 
@@ -131,18 +119,15 @@ def cost_sentence(board: pd.DataFrame) -> str:
     if costs.empty:
         return ""
     low, high = costs.iloc[0], costs.iloc[-1]
-    return (f"**What a run costs** (`benchmarks/bench_leaderboard.py`, in calibration runs): from "
-            f"{num(low['cost_per_run'], 2)} ({low['display']}) to {num(high['cost_per_run'], 1)} ({high['display']}) "
-            f"per run, measured for {len(costs)} entries; each entry's share of the study's leaderboard jobs, and "
-            "whether the leaderboard fits the full study's time target, are in "
-            "[benchmarks/reports/bench_leaderboard.md](benchmarks/reports/bench_leaderboard.md).")
+    return prose("run_cost", cheapest=num(low["cost_per_run"], 2), cheap=low["display"],
+                 costliest=num(high["cost_per_run"], 1), costly=high["display"], entries=len(costs))
 
 
 def doc_leaderboard(t: Tables) -> str:
     """The whole leaderboard (docs/results.md)."""
     if not has(t, "leaderboard"):
         return ""
-    return "\n\n".join(["## The leaderboard", "Every strategy (`tables/leaderboard.csv`):", leaderboard_rows(t)])
+    return prose("doc_leaderboard", table=leaderboard_rows(t))
 
 
 def doc_hyperparameters_so(t: Tables) -> str:
@@ -159,21 +144,15 @@ def doc_hyperparameters_so(t: Tables) -> str:
     rows = [[r["display"], r["scope"], f"{int(r['n_spaces'])}", num(r["tuned"], 3), num(r["untuned"], 3),
              num(r["default"], 3), difference(r, "untuned"), difference(r, "default"),
              num(r["seed_003_tuned_minus_untuned"], 3)] for _, r in summary.iterrows() if r["n_spaces"] > 0]
-    parts = ["## Seed 003: hyperparameter tuning of single-objective strategies",
-             "Mean score of the grid's best (tuned), worst (untuned) and Kernel Tuner's default configuration over "
-             "each scope's counted spaces, and the differences with 95 % intervals by bootstrap over spaces "
-             "(`tables/hyperparameters_so_summary.csv`; docs/hyperparameters-so.md):",
-             table(["algorithm", "scope", "spaces", "tuned", "untuned", "default", "tuned − untuned [95 % CI]",
-                    "tuned − default [95 % CI]", "seed 003: tuned − untuned"], rows)]
+    parts = [prose("doc_seed_003", table=table(["algorithm", "scope", "spaces", "tuned", "untuned", "default",
+                                                "tuned − untuned [95 % CI]", "tuned − default [95 % CI]",
+                                                "seed 003: tuned − untuned"], rows))]
     if has(t, "hyperparameters_so_meta"):
         meta = t["hyperparameters_so_meta"]
         display = dict(zip(summary["algorithm"], summary["display"], strict=False))
         rows = [[display.get(r["algorithm"], r["algorithm"]), r["meta_strategy"], f"{int(r['grid_size'])}",
                  f"{int(r['reached'])} of {int(r['runs'])}", num(r["median_evaluations"], 1),
                  num(r["mean_or_grid"], 1), num(100 * r["share_of_grid"], 0) + " %"] for _, r in meta.iterrows()]
-        parts += ["Meta-strategies searching each scored grid (`tables/hyperparameters_so_meta.csv`): runs that "
-                  "reached a configuration within the tolerance of the grid's best, and the configurations scored "
-                  "until then:",
-                  table(["algorithm", "meta-strategy", "grid", "reached", "median", "mean (unreached = grid)",
-                         "share of grid"], rows)]
+        parts.append(prose("doc_meta", table=table(["algorithm", "meta-strategy", "grid", "reached", "median",
+                                                    "mean (unreached = grid)", "share of grid"], rows)))
     return "\n\n".join(parts)

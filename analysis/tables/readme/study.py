@@ -22,7 +22,9 @@ from analysis.tables.readme.data import (
     space_kinds,
     verdicts,
 )
-from analysis.tables.readme.text import interval, name, num, pairs_of, plural, span, table
+from analysis.tables.readme.text import Prose, interval, name, num, pairs_of, plural, span, table
+
+prose = Prose("study")
 
 
 def improvement_table(t: Tables, name_: str, scopes: Sequence[str], only: Sequence[str] | None = None) -> str:
@@ -47,25 +49,15 @@ def improvement_table(t: Tables, name_: str, scopes: Sequence[str], only: Sequen
     return table(budget_header(t, ["pairs", "algorithm"]), rows)
 
 
-CELL_NOTE = ("Each cell: the thesis's mean of (m_B − m_A) / m_B in % with its 95 % bootstrap interval (\"over k\": "
-             "over the k pairs where it is defined, i.e. without the pairs where the baseline's median is 0 and "
-             "the algorithm's is not); the bounded mean of (m_B − m_A) / max(m_A, m_B) in % over every pair, with "
-             "its interval; and the pairs in which the algorithm's median is better / equal / worse (m: median "
-             "final IGD+ of a pair; B: the baseline).")
-
-
 def cell_note(t: Tables, name_: str) -> str:
-    """CELL_NOTE, and for a table with the spaces counted, what its intervals resample and what the brackets and
-    the held-out scopes are."""
+    """What a cell of `improvement_table` holds, and for a table with the spaces counted, what its intervals resample
+    and what the brackets and the held-out scopes are."""
     df = t[name_]
     if "n_spaces" not in df:
-        return CELL_NOTE
-    text = (CELL_NOTE + " The intervals resample spaces, each with all its objective sets (a cluster bootstrap: "
-            "the pairs of one space are not independent); in brackets after the pairs pooled, the pairs and the "
-            "spaces behind the means (the most over the budgets).")
+        return prose("cell_note")
+    text = prose("cell_note") + " " + prose("cell_note_spaces")
     if df["scope"].astype(str).str.endswith(f" {HELD_OUT}").any():
-        text += (f" \"{HELD_OUT}\": the same over the spaces the hyperparameters were not selected on (every space "
-                 f"but those of {t.selection()}).")
+        text += " " + prose("cell_note_held_out", held_out=HELD_OUT, selection=t.selection())
     return text
 
 
@@ -77,14 +69,13 @@ def thesis_gap(t: Tables, name_: str, scope: str, setting: str, baseline: str) -
         return ""
     r = cell.set_index("budget").loc[max(cell["budget"])]
     b, n, u = int(r.name), int(r["n_pairs"]), int(r["n_undefined"])
-    text = (f"At budget {b} on {t.scope_label(scope)}, {name(setting)} is better than {name(baseline)} in "
-            f"{int(r['n_better'])}, equal in {int(r['n_equal'])} and worse in {int(r['n_worse'])} of {n} pairs. "
-            f"The thesis's mean, {num(r['thesis_mean_pct'])} %, covers {int(r['n_in_thesis_mean'])} of them")
-    if u:
-        text += (f": it leaves out the {u} pair{'s' if u > 1 else ''} where {name(baseline)} found the whole front "
-                 f"(median 0) and {name(setting)} did not, each a loss for {name(setting)}")
-    return text + (f". Over all {n} pairs the bounded mean is {num(r['bounded_mean_pct'])} % "
-                   f"[{num(r['bounded_ci_low_pct'])}, {num(r['bounded_ci_high_pct'])}].")
+    undefined = prose("thesis_gap_undefined", undefined=u, s=plural(u), baseline=name(baseline),
+                      setting=name(setting)) if u else ""
+    return prose("thesis_gap", budget=b, scope=t.scope_label(scope), setting=name(setting), baseline=name(baseline),
+                 better=int(r["n_better"]), equal=int(r["n_equal"]), worse=int(r["n_worse"]), n=n,
+                 mean=num(r["thesis_mean_pct"]), covered=int(r["n_in_thesis_mean"]), undefined=undefined,
+                 bounded=num(r["bounded_mean_pct"]), low=num(r["bounded_ci_low_pct"]),
+                 high=num(r["bounded_ci_high_pct"]))
 
 
 def significance_table(t: Tables, scopes: Sequence[str], only: Sequence[str] | None = None,
@@ -125,11 +116,9 @@ def readme_spaces(t: Tables) -> str:
             text += (f"; median coefficient of variation of a configuration's times "
                      f"{span(part['time_cv_median'].dropna(), 3)}")
         parts.append(text)
-    out = ("**Spaces** (`tables/spaces.csv`; a space's configurations are all that satisfy its constraints, those "
-           "that fail to compile or run included: what random search draws from, as in Kernel Tuner): "
-           + "; and ".join(parts) + ".")
+    out = prose("spaces", kinds="; and ".join(parts))
     for _, r in sp[excluded != ""].iterrows():
-        out += f" Imported but kept out of both studies: {r['space']} ({r['excluded']})."
+        out += " " + prose("spaces_kept_out", space=r["space"], reason=r["excluded"])
     return out
 
 
@@ -137,17 +126,10 @@ def readme_comparison(t: Tables) -> str:
     ind = t["indicators"]
     runs = sorted(ind["n_runs"].unique())
     aware = [s for s in settings(t["improvement_over_rs"]) if not s.endswith("_unaware")]
-    return "\n\n".join([
-        f"**Multi-objective comparison** ({', '.join(str(r) for r in runs)} seeded runs per setting, space, "
-        f"objective set and budget; NSGA-II/III with the hyperparameters picked by the grid). Relative "
-        "improvement of the median final IGD+ over RS's over (space, objective set) pairs (Table 2, "
-        "`tables/improvement_over_rs.csv`). " + cell_note(t, "improvement_over_rs"),
-        improvement_table(t, "improvement_over_rs", t.with_held_out("improvement_over_rs", ["multi-objective", "time"]),
-                          aware),
-        f"Pairs in which the algorithm is better / worse than RS (two-sided Mann–Whitney U, Holm-corrected "
-        f"p < {ALPHA}, A12 above / below 0.5; `tables/significance.csv`):",
-        significance_table(t, ["multi-objective", "time"], aware),
-    ])
+    scopes = t.with_held_out("improvement_over_rs", ["multi-objective", "time"])
+    return prose("comparison", runs=", ".join(str(r) for r in runs), cell_note=cell_note(t, "improvement_over_rs"),
+                 table2=improvement_table(t, "improvement_over_rs", scopes, aware), alpha=ALPHA,
+                 significance=significance_table(t, ["multi-objective", "time"], aware))
 
 
 def _ours_thesis(mean: float, sd: float, thesis: tuple[float, float]) -> str:
@@ -216,19 +198,10 @@ def readme_thesis(t: Tables) -> str:
         h = t["improvement_over_rs"].query("scope == @held")
         header = ["table", "row", "NSGA-II: ours vs thesis", "NSGA-II held-out", "NSGA-III: ours vs thesis",
                   "NSGA-III held-out"]
-        extra += (f"; held-out: ours on the {pairs_of(h)} the hyperparameters were not selected on (all but "
-                  f"those of {t.selection()}; scope `{held}`; Table 4 is per kernel, so there a kernel is held out "
-                  f"or a selection kernel)")
+        extra += prose("thesis_held_out", pairs=pairs_of(h), selection=t.selection(), held=held)
     if "n" in sp:
-        extra += (f"; Table 4's n: the pairs behind our mean and SD, \"< {SMALL_N}\" where fewer (`n_flag`), against "
-                  "the thesis's over two GPUs × two objective sets")
-    return "\n\n".join([
-        f"**Against the thesis** (seed 000's Tables 2, 4 and 5, NSGA-II and NSGA-III against RS, mean (± SD) "
-        f"in %, ours first, on the {where}; the thesis's on "
-        "its nine kernels × two GPUs × two objective sets; the same formulas, `tables/improvement_over_rs.csv`, "
-        f"`tables/speedup_to_rs.csv`, `tables/eval_time.csv`{extra}):",
-        table(header, rows),
-    ])
+        extra += prose("thesis_n", small_n=SMALL_N)
+    return prose("thesis", where=where, extra=extra, table=table(header, rows))
 
 
 def doc_comparison(t: Tables) -> str:
@@ -236,18 +209,11 @@ def doc_comparison(t: Tables) -> str:
     scopes = ["multi-objective", *t.multi_sets(), *[s for s in sorted(set(ind["objective_set"]))
                                                      if s not in t.multi_sets()]]
     top = max(budgets(t))
-    parts = ["## The multi-objective comparison",
-             "### Relative improvement over RS (Table 2, `tables/improvement_over_rs.csv`)",
-             "Relative improvement of the median final IGD+ over RS's over (space, objective set) pairs; the "
-             "number of pairs in brackets. " + cell_note(t, "improvement_over_rs"),
+    pooled_first = ["multi-objective", *[s for s in scopes if s != "multi-objective"]]
+    parts = [prose("doc_table2", cell_note=cell_note(t, "improvement_over_rs")),
              improvement_table(t, "improvement_over_rs", t.with_held_out("improvement_over_rs", scopes)),
-             *(f"![Median IGD+ against evaluations on every space with {s}](../figures/anytime/all_{s}.png)"
-               for s in t.multi_sets()[:1]),
-             "### Against RS, pair by pair (`tables/significance.csv`)",
-             f"Pairs better / worse than RS of all pairs: two-sided Mann–Whitney U on the final IGD+, "
-             f"Holm-corrected within each (space, objective set, budget), p < {ALPHA}, and A12 above / "
-             "below 0.5. The rest do not differ detectably.",
-             significance_table(t, ["multi-objective", *[s for s in scopes if s != "multi-objective"]])]
+             *(prose("doc_figure", set=s) for s in t.multi_sets()[:1]),
+             prose("doc_significance", alpha=ALPHA), significance_table(t, pooled_first)]
     zero = ind[(ind["budget"] == top) & (ind["igd_median"] == 0)]
     aware = [s for s in settings(ind) if not s.endswith("_unaware") and s != "rs"]
     lines = []
@@ -260,31 +226,18 @@ def doc_comparison(t: Tables) -> str:
         ind[ind["objective_set"].isin(t.multi_sets())]["kernel"]
     sizes = sp[sp["space"].isin(set(multi_spaces))]["constrained_size"]
     if len(sizes):
-        parts.append(
-            f"The multi-objective spaces have {sizes.min()}–{sizes.max()} valid configurations, so budget "
-            f"{top} covers {num(100 * top / sizes.max(), 0)}–{num(100 * top / sizes.min(), 0)} % of a space. "
-            f"At budget {top} the median final IGD+ of {' or '.join(name(s) for s in aware)} is 0 (the whole "
-            f"true front found in most runs) on {' and on '.join(lines)}.")
-    parts += ["### NSGA-III over NSGA-II (Table 3, `tables/nsga3_over_nsga2.csv`)",
-              "The same with NSGA-II as the baseline. " + " ".join(
-                  x for x in (thesis_gap(t, "nsga3_over_nsga2", sc, "nsga3", "nsga2")
-                              for sc in [*t.multi_sets()[-1:], "multi-objective"]) if x),
+        parts.append(prose("doc_zero", smallest=sizes.min(), largest=sizes.max(), top=top,
+                           low=num(100 * top / sizes.max(), 0), high=num(100 * top / sizes.min(), 0),
+                           settings=" or ".join(name(s) for s in aware), where=" and on ".join(lines)))
+    gaps = (thesis_gap(t, "nsga3_over_nsga2", sc, "nsga3", "nsga2") for sc in [*t.multi_sets()[-1:], "multi-objective"])
+    parts += [prose("doc_table3", gaps=" ".join(x for x in gaps if x)),
               improvement_table(t, "nsga3_over_nsga2", t.with_held_out("nsga3_over_nsga2", scopes)),
-              "### Speedup to RS quality (Table 4, `tables/speedup_to_rs_spaces.csv`, `tables/speedup_to_rs.csv`)",
-              speedup_summary(t, scopes),
-              "### Evaluation time at equal budget (Table 5, `tables/eval_time.csv`)",
-              "(T_RS − T_A) / T_RS of the median simulated evaluation time, in % (positive: A spends less "
-              "than RS), over the runs that spent their whole budget (runs cut short by the proposal cap or "
-              "their strategy are left out of the medians and counted in `runs_cut_short`). Cells as above, "
-              "better meaning cheaper.",
+              prose("doc_table4"), speedup_summary(t, scopes), prose("doc_table5"),
               improvement_table(t, "eval_time", t.with_held_out("eval_time", scopes)),
               cut_short_table(t, t.with_held_out("eval_time", scopes)),
-              "### The constraint-handling ablation (`tables/aware_over_unaware.csv`, `…_tests.csv`)",
-              "Each constraint-aware algorithm over its constraint-unaware twin; cells as in Table 2:",
-              improvement_table(t, "aware_over_unaware", t.with_held_out("aware_over_unaware", scopes)),
-              "Pairs in which the aware algorithm is better / worse than its unaware twin:",
-              significance_table(t, ["multi-objective", *[s for s in scopes if s != "multi-objective"]],
-                                 name_="aware_over_unaware_tests"),
+              prose("doc_ablation", improvement=improvement_table(
+                  t, "aware_over_unaware", t.with_held_out("aware_over_unaware", scopes)),
+                    significance=significance_table(t, pooled_first, name_="aware_over_unaware_tests")),
               early_stops(t, scopes)]
     return "\n\n".join(parts)
 
@@ -303,13 +256,9 @@ def speedup_summary(t: Tables, scopes: Sequence[str]) -> str:
             rows.append([t.scope_label(scope), name(s), f"{len(reached)} of {len(cell)}",
                          num(reached["speedup_evals_pct"].mean(), 0), num(reached["speedup_time_pct"].mean(), 0),
                          *("not reached" if m == float("-inf") else num(m, 0) for m in med)])
-    return "\n\n".join([
-        f"Pairs in which the algorithm's median IGD+ curve reaches RS's median final IGD+ at budget {top}; the "
-        "thesis's mean speedup over those pairs only, in evaluations, (B / k* − 1), and in evaluation time, "
-        "(T_RS / T_A − 1), in %; and the median over every pair, \"not reached\" ranked below every reached "
-        "speedup (\"not reached\" when half the pairs or more did not reach it):",
-        table(["pairs", "algorithm", "reached", "mean over reached, evaluations", "mean over reached, time",
-               "median over all, evaluations", "median over all, time"], rows)])
+    return prose("speedup", top=top, table=table(
+        ["pairs", "algorithm", "reached", "mean over reached, evaluations", "mean over reached, time",
+         "median over all, evaluations", "median over all, time"], rows))
 
 
 def cut_short_table(t: Tables, scopes: Sequence[str]) -> str:
@@ -324,10 +273,7 @@ def cut_short_table(t: Tables, scopes: Sequence[str]) -> str:
             rows.append([t.scope_label(scope), name(s),
                          *(f"{int(cells.loc[b, 'runs_cut_short'])} / {int(cells.loc[b, 'baseline_runs_cut_short'])}"
                            f" ({int(cells.loc[b, 'n_pairs_without_full_run'])})" for b in budgets(t))])
-    return "\n\n".join([
-        "Runs cut short, the algorithm's / RS's, left out of Table 5's medians (in brackets: pairs left out "
-        "because one side had no full-budget run):",
-        table(budget_header(t, ["pairs", "algorithm"]), rows)])
+    return prose("cut_short", table=table(budget_header(t, ["pairs", "algorithm"]), rows))
 
 
 def early_stops(t: Tables, scopes: Sequence[str]) -> str:
@@ -342,10 +288,7 @@ def early_stops(t: Tables, scopes: Sequence[str]) -> str:
                 c = cells[cells["budget"] == b]
                 row.append(f"{int(c['stopped_early'].sum())} of {int(c['n_runs'].sum())}")
             rows.append(row)
-    return "\n\n".join([
-        "Runs that stopped before their budget (`stopped_early` in `tables/indicators.csv`; in the "
-        "comparison these are proposal-cap stops, `simulation.proposal_cap` × the space size):",
-        table(budget_header(t, ["pairs", "algorithm"]), rows)])
+    return prose("early_stops", table=table(budget_header(t, ["pairs", "algorithm"]), rows))
 
 
 def doc_spaces(t: Tables) -> str:
@@ -360,10 +303,5 @@ def doc_spaces(t: Tables) -> str:
         rows.append([r["space"], int(r["constrained_size"]), *(int(r[f"Z_{s}"]) for s in multi),
                      f"{r['time_ms_min']:.3g} – {r['time_ms_max']:.3g}", num(tau, 1),
                      num(100 * feasible, 0)])
-    return "\n\n".join([
-        "## The multi-objective spaces (`tables/spaces.csv`)",
-        "Configurations: valid (constrained) size. |Z|: size of the true front per objective set. tau: the "
-        "constraint-aware study's threshold on log10 MRE; feasible: share of configurations below it, in %.",
-        table(["space", "configurations", *(f"\\|Z\\| {s}" for s in multi), "time (ms) min – max", "tau",
-               "feasible %"], rows),
-    ])
+    return prose("doc_spaces", table=table(["space", "configurations", *(f"\\|Z\\| {s}" for s in multi),
+                                            "time (ms) min – max", "tau", "feasible %"], rows))

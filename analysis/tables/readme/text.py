@@ -1,15 +1,40 @@
-"""How numbers, lists and tables read in the generated text: the formatting every block shares."""
+"""How numbers, lists and tables read in the generated text, and its prose: the templates every block fills in."""
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Sequence
+from importlib import resources
+from string import Template
 
 import pandas as pd
 
 from analysis.names import DISPLAY
 
 LINE_WIDTH = 120  # README.md's lines are at most this long
+# a template file's snippets: each runs from its `@@ name` line to the next (the lines before the first are comments)
+SNIPPET = re.compile(r"^@@ (\w+)\n", re.MULTILINE)
+
+
+@functools.cache
+def snippets(group: str) -> dict[str, Template]:
+    """The snippets of templates/<group>.tmpl, each a `string.Template` (`$name`, `${name}`), without the blank lines
+    around it."""
+    text = resources.files(__package__).joinpath("templates", f"{group}.tmpl").read_text(encoding="utf-8")
+    parts = SNIPPET.split(text)
+    return {key: Template(body.strip("\n")) for key, body in zip(parts[1::2], parts[2::2], strict=True)}
+
+
+class Prose:
+    """The prose of one module: `prose(key, **values)` is snippet `key` of templates/<group>.tmpl filled in."""
+
+    def __init__(self, group: str):
+        self.group = group
+
+    def __call__(self, key: str, **values: object) -> str:
+        return snippets(self.group)[key].substitute(values)
 
 
 def num(x: float, digits: int = 1) -> str:
