@@ -7,7 +7,8 @@ its `$names` filled in from the tables); each section is one small function from
 `documents` puts them together: add a section by adding a function to `documents.README_SECTIONS` or
 `documents.DOC_SECTIONS`. README's reading of the results against the papers is a second block (`reading`,
 `seed001`) in which every comparison word (larger / smaller, better / worse, weak / moderate / strong, ...) is
-decided by a rule on the tables, never typed. `inputs` lists every file the rendering reads (the rule's inputs).
+decided by a rule on the tables, never typed. `sources` lists every file the rendering reads (the inputs of
+rule readme_results).
 
 The names below are imported on first use (as in analysis.simulate), so that importing one module stays light.
 """

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from analysis import markdown, paths
+from analysis import markdown
 from analysis.tables import changes
+from analysis.tables.readme import sources
 from analysis.tables.readme.awareness import (
     CA_DOC,
     RUNS_BEGIN,
@@ -62,7 +63,7 @@ def splice(text: str, block: str, where: str, begin: str = BEGIN, end: str = END
     return markdown.splice(text, block, where, begin, end, what)
 
 
-FINDINGS_DOC = paths.DOCS / "findings.md"
+FINDINGS_DOC = sources.FINDINGS
 
 
 def expected(readme: str | Path, doc: str | Path, folder: str | Path, config: str | Path,

@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 import yaml
 
-from analysis import paths
 from analysis.statistics import relative_improvement
 from analysis.tables import literature
 from analysis.tables.comparison import held_out_scope
 from analysis.tables.compile_sensitivity import OUTSIDE_CHECK
+from analysis.tables.readme import sources
 from analysis.tables.readme.data import GPU_MIXED, Tables, budgets, published, space_kinds, verdicts
 from analysis.tables.readme.seed001 import reading_seed001
 from analysis.tables.readme.text import at_budgets, compare, interval, listing, name, num, pairs_of, plural, span
@@ -32,7 +32,7 @@ READING_END = "<!-- reading:end -->"
 EVAL_PARTS = ("compile", "verification", "benchmark")
 
 
-KERNEL_SPECS = paths.KERNELS
+KERNEL_SPECS = sources.KERNEL_SPECS
 
 
 def _both(phrases: Mapping[str, str], alike: str, apart: str = ";") -> str:
