@@ -361,9 +361,9 @@ def _report_pages(a: argparse.Namespace) -> int:
 
 
 def _readme_results(a: argparse.Namespace) -> int:
-    from analysis.tables import readme as results
+    from analysis.tables.readme import documents
 
-    return results.main(a.readme, a.doc, a.tables, a.config, a.check, a.findings)
+    return documents.main(a.readme, a.doc, a.tables, a.config, a.check, a.findings)
 
 
 def _space_args(s: argparse.ArgumentParser) -> None:

@@ -45,7 +45,7 @@ SCOPES = {"multi-objective": "O3 + O5", "time": "time"}
 TABLE_2, TABLE_3, TABLE_4, TABLE_5, CA = "Table 2", "Table 3", "Table 4", "Table 5", "CA gain"
 TIME_AXIS = (TABLE_4, TABLE_5, CA)
 TUNED = (TABLE_2, TABLE_3, TABLE_4, TABLE_5)  # the tables of tuned NSGA-II/III runs
-# a space measured on the host CPU (its sweep under data/sweeps/cpu/; readme._space_kinds's rule)
+# a space measured on the host CPU (its sweep under data/sweeps/cpu/; analysis.tables.readme.data.space_kinds's rule)
 HOST_CPU_SOURCE = "/sweeps/cpu/"
 # a value that differs by less than this (relative) did not move: the tables are written at 12 significant digits
 SAME = 1e-9

@@ -13,7 +13,8 @@ import pandas as pd
 
 from analysis.errors import InputError
 from analysis.io import write_text
-from analysis.tables import readme
+from analysis.tables.readme.data import Tables
+from analysis.tables.readme.glance import GLANCE_ALT, GLANCE_LEGEND, glance_findings
 
 STYLE = """<style>
 body { font-family: system-ui, sans-serif; font-size: 13px; margin: 8px; }
@@ -51,14 +52,14 @@ def table_page(csv: str | Path) -> str:
 
 def glance_page(tables: str | Path, config: Mapping, figure: str | Path | None) -> str:
     """README's results at a glance as a page: the figure (embedded, when it exists) and one line per finding."""
-    t = readme.Tables(tables, config)
+    t = Tables(tables, config)
     image = ""
     if figure is not None and Path(figure).is_file():
         data = base64.b64encode(Path(figure).read_bytes()).decode()
-        image = f"<img alt='{html.escape(readme.GLANCE_ALT)}' src='data:image/png;base64,{data}'>\n"
-    items = "\n".join(f"<li>{html.escape(line)}</li>" for line in readme.glance_findings(t))
+        image = f"<img alt='{html.escape(GLANCE_ALT)}' src='data:image/png;base64,{data}'>\n"
+    items = "\n".join(f"<li>{html.escape(line)}</li>" for line in glance_findings(t))
     return (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Results at a glance</title>{STYLE}</head>"
-            f"<body>\n{image}<p>{html.escape(readme.GLANCE_LEGEND)}</p>\n<ul>\n{items}\n</ul>\n</body></html>\n")
+            f"<body>\n{image}<p>{html.escape(GLANCE_LEGEND)}</p>\n<ul>\n{items}\n</ul>\n</body></html>\n")
 
 
 def write_pages(tables: Sequence[str | Path], pages: Sequence[str | Path], glance: str | Path, tables_dir: str | Path,

@@ -147,7 +147,7 @@ def test_the_report_states_wall_time_target_and_job_seconds_in_calibration_runs(
 
 
 def test_the_readme_paragraph_gives_calibration_runs_only_for_a_run_that_measured_them(tmp_path, monkeypatch):
-    from analysis.tables import readme as results
+    from analysis.tables.readme import costs as results
 
     csv = tmp_path / "bench_study.csv"
     monkeypatch.setattr(results, "STUDY_COST", csv)

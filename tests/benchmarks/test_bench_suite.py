@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from analysis.tables import readme as results
+from analysis.tables.readme import costs as results
 from helpers import REPO
 
 spec = importlib.util.spec_from_file_location("bench_suite", REPO / "benchmarks" / "bench_suite.py")

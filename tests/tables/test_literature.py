@@ -87,7 +87,9 @@ def test_the_constraint_aware_gains_table_sets_seed_001s_gains_from_the_file_it_
 
 def test_no_paper_number_is_typed_into_the_tables_code():
     # the values of the literature files do not appear as literals in the modules that quote them
-    code = "\n".join((REPO / "analysis/tables" / f).read_text() for f in ("readme.py", "constraint_aware.py"))
+    readme = sorted((REPO / "analysis/tables/readme").rglob("*.py")) + sorted(
+        (REPO / "analysis/tables/readme/templates").glob("*.tmpl"))
+    code = "\n".join(f.read_text() for f in [*readme, REPO / "analysis/tables/constraint_aware.py"])
     for file in paths.LITERATURE.glob("*.csv"):
         frame = pd.read_csv(file, dtype=str)
         for column in literature.FILES[file.stem][1]:

@@ -278,7 +278,7 @@ def test_larger_or_smaller_than_the_thesis_follows_the_numbers(tmp_path):
 def test_where_the_evaluation_time_goes_follows_the_spaces_table(tmp_path):
     folder = _tables(tmp_path)
     t = results.Tables(folder, CONFIG)
-    host = set(results._space_kinds(t)["host-CPU"]["space"])
+    host = set(results.space_kinds(t)["host-CPU"]["space"])
     text = results.eval_time_reading(t)
     sp = t["spaces"][lambda d: d["space"].isin(host)]
     assert f"on the {len(host)} host-CPU spaces compile {results.span(sp['compile_share_pct'])} %" in text
@@ -359,7 +359,7 @@ def test_the_table_4_sentence_counts_the_devices_of_a_kernel(tmp_path):
     """Host-CPU and mixed-precision GPU spaces of a kernel both count as its devices."""
     folder = _tables(tmp_path)
     t = results.Tables(folder, CONFIG)
-    kinds = results._space_kinds(t)
+    kinds = results.space_kinds(t)
     sp = pd.read_csv(folder / "spaces.csv")
     both = sp[sp["space"].isin(kinds["host-CPU"]["space"]) | sp["space"].isin(kinds[results.GPU_MIXED]["space"])]
     devices = both.groupby("kernel")["device"].nunique()
@@ -417,7 +417,7 @@ def test_spaces_are_told_apart_by_where_they_were_measured(tmp_path):
                   "kernel": ["kmeans", "kmeans", "gemm"], "Z_O3": [1.0, 1.0, None], "Z_time": [1.0, 1.0, 1.0],
                   "excluded": [None, None, None]}).to_csv(tmp_path / "spaces.csv", index=False)
     pd.DataFrame({"objective_set": ["O3", "time"]}).to_csv(tmp_path / "indicators.csv", index=False)
-    kinds = results._space_kinds(results.Tables(tmp_path, tmp_path / "config.yaml"))
+    kinds = results.space_kinds(results.Tables(tmp_path, tmp_path / "config.yaml"))
     assert {k: list(v["space"]) for k, v in kinds.items()} == {
         "host-CPU": ["cpu-vm/kmeans"], results.GPU_MIXED: ["h200/kmeans"], "GPU": ["A100/gemm"]}
 

@@ -14,6 +14,7 @@ from analysis.figures import registry as study_figures
 from analysis.tables import registry as study_tables
 from analysis.tables import summary as study_summary
 from analysis.tables import literature
+from analysis.tables.readme import sources as readme_sources
 from analysis.errors import ConfigError
 from analysis.objectives import headline_set
 from analysis.simulate.registry import strategy_source
@@ -349,6 +350,24 @@ def report_config():
         "spaces": [{"device": s["device"], "kernel": s["kernel"], "source": s["source"]} for s in config["spaces"]],
         "leaderboard": {"seed_001": LB["seed_001"]},
     }
+
+
+# README.md and docs/ rendered from the published tables (readme_results in tables.smk): only a config that writes the
+# repository's own tables/ (the full study) renders into the repository's documents.
+PUBLISHES = Path(TABLES).resolve() == (Path(workflow.basedir) / "tables").resolve()
+
+
+def readme_tables():
+    """The published tables the README's text reads (analysis.tables.readme.sources.TABLES) that this config makes
+    or the folder has (the leaderboard's and seed 003's only where they run)."""
+    made = set(get_final_outputs())
+    return [p for p in readme_sources.table_files(TABLES) if p in made or os.path.isfile(p)]
+
+
+def readme_file(path):
+    """A file of the repository that the README's text reads or writes, as the workflow names it (relative to the
+    working directory)."""
+    return os.path.relpath(path)
 
 
 def ca_threshold(wildcards):

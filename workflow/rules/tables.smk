@@ -181,6 +181,36 @@ rule report_pages:
         " --tables-dir {params.tables_dir:q} --config {params.config} --figure {params.figure} 2> {log:q}"
 
 
+# README.md and docs/*.md rendered from the published tables, the benchmark reports and the papers' numbers
+# (analysis.tables.readme; the CLI's `readme-results` alone does the same). Only where the config publishes into the
+# repository (PUBLISHES: a test config's tables never reach its README), and not in the default target: run
+# `snakemake readme_results` after the study. The documents are updated between their markers, so they are update()
+# outputs (kept, and restored if the job fails); docs/results.md is written whole.
+if PUBLISHES:
+
+    rule readme_results:
+        input:
+            tables=readme_tables(),
+            sources=[readme_file(p) for p in readme_sources.repository_files()],
+            config=readme_file(repo_path("config/config.yaml")),
+        output:
+            readme=update(readme_file(readme_sources.README)),
+            findings=update(readme_file(readme_sources.FINDINGS)),
+            results=update(readme_file(readme_sources.RESULTS)),
+            constraint_aware=update(readme_file(readme_sources.CA_DOC)),
+            your_tuner=update(readme_file(readme_sources.TUNER_DOC)),
+        log:
+            f"{LOGS}/tables/readme_results.log",
+        conda:
+            ENV
+        params:
+            cli=CLI,
+            tables_dir=lambda wc, input: os.path.dirname(input.tables[0]),  # spaces.csv's: the tables' folder
+        shell:
+            "{params.cli} readme-results --tables {params.tables_dir:q} --config {input.config:q}"
+            " --readme {output.readme:q} --findings {output.findings:q} --doc {output.results:q} > {log:q} 2>&1"
+
+
 # Every published table of the config that follows from archived runs (`snakemake tables`; verify-tables and
 # compare build it): all but seed 003's tuning's, whose runs the archive does not hold (docs/baselines.md).
 rule tables:
