@@ -119,3 +119,15 @@ def test_readme_sentence_from_the_last_row(tmp_path, monkeypatch, workers, where
     assert "commit 0a41eec, 1,700 s with the install" in sentence and "0.26 0.77 1.24" in sentence
     monkeypatch.setattr(results, "SUITE_COST", tmp_path / "absent.csv")
     assert results.readme_suite() == ""
+
+
+def test_readme_sentence_names_the_plain_suite_and_all_of_ci(tmp_path, monkeypatch):
+    csv = tmp_path / "ci_suite.csv"
+    csv.write_text(",".join(bench_suite.FIELDS) + "\n"
+                   "0a41eec,2026-12-02 20:00 UTC,2-CPU AMD EPYC,0.20 0.30 0.40,1635,2,1900,2000,1599,470\n")
+    monkeypatch.setattr(results, "SUITE_COST", csv)
+    sentence = " ".join(results.readme_suite().split())
+    assert sentence.startswith("The plain suite takes about 8 minutes (470 s for 1,599 tests on 2 pytest-xdist "
+                               "workers); all of CI's tests, the slow tier and the Slurm test included, about 32 "
+                               "minutes (1,900 s for 1,635 tests)")
+    assert "commit 0a41eec, 2,000 s with the install" in sentence and "0.20 0.30 0.40" in sentence

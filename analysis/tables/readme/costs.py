@@ -72,16 +72,24 @@ def readme_cost(t: Tables) -> str:
 
 
 def readme_suite() -> str:
-    """The README's sentence on the test suite's time, from the last row of benchmarks/reports/ci_suite.csv."""
+    """The README's sentence on the test suite's time, from the last row of benchmarks/reports/ci_suite.csv: the
+    plain suite's time and CI's (both tiers), where the row has the plain suite's columns; CI's alone otherwise."""
     if not SUITE_COST.is_file():
         return ""
     last = pd.read_csv(SUITE_COST, dtype=str).iloc[-1]
     seconds = int(last["pytest_s"])
     workers = int(last["workers"])
     where = f"on {workers} pytest-xdist workers" if workers > 1 else "in one process"
-    text = prose("suite", minutes=round(seconds / 60), seconds=num(seconds, 0), passed=num(int(last["passed"]), 0),
-                 where=where, commit=last["commit"], wall=num(int(last["ci_wall_s"]), 0), machine=last["machine"],
-                 load=last["load_before"], date=last["date"])
+    common = dict(commit=last["commit"], wall=num(int(last["ci_wall_s"]), 0), machine=last["machine"],
+                  load=last["load_before"], date=last["date"], where=where)
+    if pd.isna(last.get("plain_s")):
+        text = prose("suite", minutes=round(seconds / 60), seconds=num(seconds, 0),
+                     passed=num(int(last["passed"]), 0), **common)
+    else:
+        plain = int(last["plain_s"])
+        text = prose("suite_tiers", plain_minutes=round(plain / 60), plain_seconds=num(plain, 0),
+                     plain_passed=num(int(last["plain_passed"]), 0), minutes=round(seconds / 60),
+                     seconds=num(seconds, 0), passed=num(int(last["passed"]), 0), **common)
     return textwrap.fill(text, width=LINE_WIDTH, break_long_words=False, break_on_hyphens=False)
 
 
