@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
+import subprocess
 import tomllib
 
 import yaml
@@ -43,3 +45,17 @@ def test_environment_yml_pins_every_package_of_pyproject_once_at_its_version():
     pins = pyproject_pins()
     assert sorted(set(pins) - set(names)) == [], "pinned in pyproject.toml, missing from environment.yml"
     assert {n: v for n, v in listed if pins.get(n, v) != v} == {}, "another version than pyproject.toml's"
+
+
+def test_every_data_file_of_the_packages_is_shipped() -> None:
+    """A non-editable install gets every file that analysis/ and gpuvisit/ read besides their modules (the figures'
+    matplotlibrc, the README's templates): each is declared in pyproject.toml's package-data."""
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    tracked = subprocess.run(["git", "ls-files", "analysis", "gpuvisit"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.split()
+    data = [path for path in tracked if not path.endswith(".py")]
+    assert data  # the check sees the files it is about
+    shipped = [f"{package.replace('.', '/')}/{pattern}"
+               for package, patterns in declared.items() for pattern in patterns]
+    unshipped = [path for path in data if not any(fnmatch.fnmatch(path, pattern) for pattern in shipped)]
+    assert unshipped == [], f"not in pyproject.toml's [tool.setuptools.package-data]: {unshipped}"
