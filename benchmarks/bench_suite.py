@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     new = not args.csv.is_file()
     args.csv.parent.mkdir(parents=True, exist_ok=True)
     with args.csv.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer = csv.DictWriter(fh, fieldnames=FIELDS, lineterminator="\n")
         if new:
             writer.writeheader()
         writer.writerow(row)

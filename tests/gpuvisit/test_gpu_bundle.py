@@ -67,6 +67,7 @@ def test_bundle_for_the_gpu_machine(bundles):
     assert not any("__pycache__" in m for m in members)
 
 
+@pytest.mark.slow  # over 20 s in a clean-clone .ci/run (benchmarks/reports/ci_suite.csv, ebb2563)
 def test_bundle_installs_offline_and_runs_the_lease_commands(bundles, tmp_path):
     """The same builder for this interpreter's version, installed with install.sh (pip --no-index), then
     `gpu-lease --plan` and `--compile-only` run from the install with SciPy, scikit-learn and pymoo blocked."""

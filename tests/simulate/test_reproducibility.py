@@ -202,6 +202,7 @@ def test_portable_hyperplane_is_scoped_to_the_run():
     assert nsga3.np is np
 
 
+@pytest.mark.slow  # over 20 s in a clean-clone .ci/run (benchmarks/reports/ci_suite.csv, ebb2563)
 def test_prescott_blas_changes_live_reference_directions():
     """The cause, shown: pymoo's energy directions computed under another OpenBLAS kernel differ in the
     last bits, which is why runs take them from data/refdirs rather than computing them."""

@@ -35,6 +35,7 @@ def _sixteen_bit_combination(kernel: str) -> list[dict]:
     return [c for c in valid if all(c[p] == pick[p] for p in c if p not in own)]
 
 
+@pytest.mark.slow  # over 20 s in a clean-clone .ci/run (benchmarks/reports/ci_suite.csv, ebb2563)
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_every_variant_is_bit_identical_to_its_own_compile(kernel):
     spec = harness.load_spec(kernel)

@@ -50,6 +50,7 @@ def test_16bit_inputs_travel_as_uint16():
     assert [a.dtype for a in args] == [np.uint16, np.uint16, np.int32]
 
 
+@pytest.mark.slow  # over 20 s in a clean-clone .ci/run (benchmarks/reports/ci_suite.csv, ebb2563)
 @pytest.mark.parametrize("types", [
     {p: "double" for p in ALL}, {p: "bfloat16" for p in ALL},
     {"T_x": "half", "T_q": "float", "T_term": "float", "T_sum": "double", "T_y": "half"},

@@ -68,6 +68,7 @@ def test_cpu_edge_tiles_when_the_size_is_not_a_tile_multiple(tile):
     np.testing.assert_allclose(out, expected, rtol=1e-12)
 
 
+@pytest.mark.slow  # over 20 s in a clean-clone .ci/run (benchmarks/reports/ci_suite.csv, ebb2563)
 @pytest.mark.parametrize("types", [
     {"T_in": "half", "T_filter": "float", "T_acc": "float", "T_out": "bfloat16"},
     {"T_in": "bfloat16", "T_filter": "half", "T_acc": "half", "T_out": "half"},
@@ -104,6 +105,7 @@ def test_precision_errors_are_ordered_and_plausible():
         assert e["mre"] > 0 and e["nmae"] > 0
 
 
+@pytest.mark.slow  # over 20 s in a clean-clone .ci/run (benchmarks/reports/ci_suite.csv, ebb2563)
 def test_each_precision_parameter_has_its_own_effect():
     """Narrowing one of image, weights, accumulator, output alone (the others double) raises the error."""
     double = _errors(DOUBLE)

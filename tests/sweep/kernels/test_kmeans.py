@@ -118,6 +118,7 @@ def test_space_sizes():
     assert len(spec.valid_configs("cuda")) == 48 * 64
 
 
+@pytest.mark.slow  # over 20 s in a clean-clone .ci/run (benchmarks/reports/ci_suite.csv, ebb2563)
 @pytest.mark.parametrize("types", [DOUBLE, {"T_points": "half", "T_centers": "bfloat16", "T_dist": "float"},
                                    # this one takes more than 20 s: marked slow
                                    pytest.param({"T_points": "float", "T_centers": "half", "T_dist": "bfloat16"},
