@@ -158,3 +158,18 @@ def lb_scores(values: dict[str, list[float]], budgets: list[int] | None = None) 
 _LB_RNG = np.random.default_rng(3)
 LB_VALUES = {name: list(np.round(_LB_RNG.normal(loc, 0.3, len(LB_SPACES)), 3))
              for name, loc in zip(LB_ENTRIES, [0.8, 0.7, -0.5, 0.4, -1.0], strict=True)}
+
+
+def one_error_line(err: str) -> str:
+    """The one line of a command's standard error that reports an error (its logger's " ERROR " level)."""
+    lines = [ln for ln in err.splitlines() if " ERROR " in ln]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def check_bad_arguments(main, argv: list[str], message: str, folder: Path, capfd) -> None:
+    """`main(argv)` (a CLI's entry point, run in `folder`) ends with status 2 and one error line holding `message`,
+    and writes nothing."""
+    assert main(argv) == 2
+    assert message in one_error_line(capfd.readouterr().err)
+    assert not any(folder.iterdir())

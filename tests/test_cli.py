@@ -11,7 +11,7 @@ import pytest
 
 from analysis import cli
 from analysis.errors import ArgumentError, InputError, json_argument, summary
-from helpers import REPO
+from helpers import REPO, check_bad_arguments, one_error_line
 
 
 def listing_lines(text: str) -> dict[str, list[str]]:
@@ -73,12 +73,6 @@ def test_help_runs_as_a_newcomer_types_it():
     assert "sweep-shard" in out.stdout and "figure-summary" in out.stdout
 
 
-def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if " ERROR " in ln]
-    assert len(lines) == 1, err
-    return lines[0]
-
-
 @pytest.mark.parametrize(("argv", "message"), [
     (["ca-score", "--space-parquet", "s.parquet", "--space-meta", "s.json", "--strategies", '{"a": {}, "b": {}}',
       "--runs", "a.parquet", "--scores", "x", "--curves", "y"], "argument --runs: 1 run file(s) for the 2 strategies"),
@@ -103,9 +97,7 @@ def one_error_line(err: str) -> str:
 ])
 def test_bad_arguments_end_with_one_line_and_status_2(argv, message, tmp_path, capfd, monkeypatch):
     monkeypatch.chdir(tmp_path)  # nothing may be written, and relative outputs would land here
-    assert cli.main(argv) == 2
-    assert message in one_error_line(capfd.readouterr().err)
-    assert not any(tmp_path.iterdir())
+    check_bad_arguments(cli.main, argv, message, tmp_path, capfd)
 
 
 def test_a_missing_input_file_names_the_file(tmp_path, capfd):

@@ -10,7 +10,7 @@ import pytest
 
 from analysis import cli as study_cli
 from gpuvisit import cli
-from helpers import REPO
+from helpers import REPO, check_bad_arguments
 
 COMMANDS = ["gpu-lease", "gpu-lease-merge", "gpu-bundle", "gpu-plan-doc", "cuda-compile-cost"]
 
@@ -42,12 +42,6 @@ def test_each_command_has_its_help(command, capsys):
         " ".join(text.split())
 
 
-def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if " ERROR " in ln]
-    assert len(lines) == 1, err
-    return lines[0]
-
-
 @pytest.mark.parametrize(("argv", "message"), [
     (["gpu-lease", "--compile-only"], "argument --compile-only: needs --kernels and --out"),
     (["gpu-lease", "--out", "x"], "argument --deadline-min: a lease needs --deadline-min and --out"),
@@ -56,9 +50,7 @@ def one_error_line(err: str) -> str:
 ])
 def test_bad_arguments_end_with_one_line_and_status_2(argv, message, tmp_path, capfd, monkeypatch):
     monkeypatch.chdir(tmp_path)  # nothing may be written, and relative outputs would land here
-    assert cli.main(argv) == 2
-    assert message in one_error_line(capfd.readouterr().err)
-    assert not any(tmp_path.iterdir())
+    check_bad_arguments(cli.main, argv, message, tmp_path, capfd)
 
 
 def test_an_unexpected_error_is_status_1_and_one_last_line(monkeypatch, capfd):
