@@ -15,6 +15,10 @@ declares which rows it reaches (`Change.reaches`). A row that no change of its r
 move is left out of the entry (and counted); a row that moved although no declared change reaches it is shown
 with "none declared": the declaration is then incomplete (tests/tables/test_changes.py fails on it).
 
+A release whose changes were also applied one at a time declares its `steps`: each a folder of
+`docs/history/` holding the tables of the study recomputed from nothing with that step's changes added to the
+step before it (with the patch of its code and its provenance), rendered as one table with a column per step.
+
 The next republication that moves a number: add `docs/history/<commit>/` for the commit of the release now
 last (it then has a commit of its own) and a new last `Release(None, ...)` with that republication's changes.
 """
@@ -72,15 +76,27 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Step:
+    """The study recomputed with some more of a release's changes than the step before it (docs/history/<folder>/):
+    the release's changes taken one at a time. `changes` are the numbers (from 1) of the release's changes this
+    step adds; the step after the last one, to the release's own tables, adds the changes no step took."""
+
+    folder: str
+    changes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Release:
     """A republication that moved published numbers: its commit (None: the current `tables/`, not yet
-    republished at a commit of its own), its title, its changes, a note, and the row names it renamed."""
+    republished at a commit of its own), its title, its changes, a note, the row names it renamed, and the steps
+    that recomputed the study with its changes one at a time (none: only their combined effect is known)."""
 
     commit: str | None
     title: str
     changes: tuple[Change, ...]
     note: str = ""
     renamed: Mapping[str, str] = field(default_factory=dict)  # a row set's name before -> after
+    steps: tuple[Step, ...] = ()
 
 
 def _every(table: str, spaces: Sequence[Space]) -> bool:
@@ -120,9 +136,16 @@ RELEASES = (
     ), note="1 changes every run of a Kernel Tuner strategy; 2 (the compile cost charged to a host-CPU "
              "evaluation) only the time axes (Tables 4, 5, the constraint-aware scores) of rows that pool a "
              "host-CPU space; 3 every tuned NSGA-II/III run (Tables 2-5); 4 only the constraint-aware aggregates. "
-             "The four were applied at once, in one rerun of the whole study: the differences below are their "
-             "combined effect. Their separate effects were not published, and the study was not rerun at each "
-             "fix alone."),
+             "The four were applied at once, in one rerun of the whole study: the first table is their combined "
+             "effect. The second takes them one at a time: e85862f's study was recomputed from nothing with fix 3 "
+             "added, then 2, then 1; the last step, to the tables 2978a63 published, adds fix 4 (with the release's "
+             "commits that declare no change of a number: README, figures, linters, GPU tooling). A change's move "
+             "is measured after those before it: where two interact (1 and 3 both change the tuned runs), another "
+             "order would split a move between them otherwise. Fix 1 could not come before fix 2: with the "
+             "parameter order but the old evaluation cost, the constraint-aware study stops on the host-CPU K-Means "
+             "space, whose budget is a few evaluations (no unaware PSO run of 20 attempts evaluated two valid "
+             "configurations in the scored time).",
+       steps=(Step("e85862f+fix3", (3,)), Step("e85862f+fix3+fix2", (2,)), Step("e85862f+fix3+fix2+fix1", (1,)))),
     Release("1c2ba34", "K-Means' CUDA space on an H200 joins both studies (issue 35)", (
         Change("nvidia-h200/kmeans joins", _pooling("nvidia-h200/kmeans")),
     ), note="The new space moves only the rows that pool it: the multi-objective scopes, Table 4's K-Means row "
@@ -213,6 +236,12 @@ class Row:
     new: float
     spaces: tuple[Space, ...]
     digits: int = 1
+    key: str = ""  # the row's name without what can change between tables (a row set's spaces); default: label
+    counts: tuple[int, int] | None = None  # a constraint-aware row set's spaces before and after
+
+    @property
+    def name(self) -> str:
+        return self.key or self.label
 
 
 def _read(folder: Path, name: str, columns: Sequence[str]) -> pd.DataFrame | None:
@@ -265,15 +294,17 @@ def rows(before: Path, after: Path, pools: Pools, renamed: Mapping[str, str] | N
         merged = old.merge(new, on=["group", "algorithm"], suffixes=("_old", "_new"))
         for _, r in merged[merged["algorithm"] != "rs"].iterrows():
             group = r["group"] + (f" (before: {r['was']})" if r["was"] != r["group"] else "")
-            out.append(Row(CA, f"{group}, {display_name(r['algorithm'])} "
-                               f"({int(r['spaces_old'])} → {int(r['spaces_new'])} spaces)",
-                           r["gain_old"], r["gain_new"], tuple(pools.group(current_name(r["group"]))), 3))
+            key = f"{group}, {display_name(r['algorithm'])}"
+            counts = (int(r["spaces_old"]), int(r["spaces_new"]))
+            out.append(Row(CA, f"{key} ({counts[0]} → {counts[1]} spaces)", r["gain_old"], r["gain_new"],
+                           tuple(pools.group(current_name(r["group"]))), 3, key, counts))
     return out
 
 
-def reaching(release: Release, row: Row) -> list[int]:
-    """The numbers (from 1) of the release's changes that can move the row."""
-    return [i for i, c in enumerate(release.changes, 1) if c.reaches(row.table, row.spaces)]
+def reaching(release: Release, row: Row, among: Sequence[int] | None = None) -> list[int]:
+    """The numbers (from 1) of the release's changes (of those numbered `among`, if given) that can move the row."""
+    return [i for i, c in enumerate(release.changes, 1)
+            if (among is None or i in among) and c.reaches(row.table, row.spaces)]
 
 
 def _cause(release: Release, row: Row) -> str:
@@ -295,8 +326,10 @@ def entries(history: Path, tables: Path) -> list[tuple[str, str | None, Release,
     return out
 
 
-def render_release(before: str, after: str | None, release: Release, old: Path, new: Path, pools: Pools) -> str:
-    """One release's entry: its heading, changes, note and the rows its changes reach or that moved."""
+def render_release(before: str, after: str | None, release: Release, old: Path, new: Path, pools: Pools,
+                   history: Path | None = None) -> str:
+    """One release's entry: its heading, changes, note and the rows its changes reach or that moved; then, if the
+    release has steps and their tables are in `history`, its changes one at a time (`render_steps`)."""
     body = rows(old, new, pools, release.renamed)
     if not body:
         return ""
@@ -317,14 +350,64 @@ def render_release(before: str, after: str | None, release: Release, old: Path, 
         lines.append(f"No headline row moved: the {rest} rows present before and after are equal.")
     elif rest:
         lines.append(f"The other {rest} headline rows pool nothing these changes reach, and did not move.")
+    if history is not None:
+        steps = render_steps(release, old, new, history, pools)
+        if steps:
+            lines += ["", *steps[:-1]]
     return "\n".join(lines) + "\n"
+
+
+def transitions(release: Release, old: Path, new: Path, history: Path) -> list[tuple[tuple[int, ...], Path, Path]]:
+    """The release's steps as (changes added, folder before, folder after), from the tables before the release to
+    its own: each declared step, then the changes no step took (empty if the release has no steps)."""
+    if not release.steps:
+        return []
+    out, before = [], old
+    for step in release.steps:
+        out.append((step.changes, before, history / step.folder))
+        before = history / step.folder
+    taken = {n for step in release.steps for n in step.changes}
+    out.append((tuple(n for n in range(1, len(release.changes) + 1) if n not in taken), before, new))
+    return out
+
+
+def render_steps(release: Release, old: Path, new: Path, history: Path, pools: Pools) -> list[str]:
+    """The release's changes one at a time: one row per headline row, one column per step with the row's move
+    in that step; a step whose changes cannot reach the row shows "·" where the row did not move, and its move
+    with "none declared" where it did."""
+    steps = transitions(release, old, new, history)
+    if not steps or not all(b.is_dir() and a.is_dir() for _, b, a in steps):
+        return []
+    moves = [{(r.table, r.name): r for r in rows(b, a, pools, release.renamed)} for _, b, a in steps]
+    keys = [k for k in moves[0] if all(k in m for m in moves)]
+    head = ["table", "row", f"before ({old.name})",
+            *(" + ".join(f"{n}. {release.changes[n - 1].title}" for n in nums) for nums, _, _ in steps),
+            f"after ({new.name if new.parent == history else 'tables'})"]
+    lines = ["#### One change at a time", "",
+             "The study recomputed from nothing after each step (`docs/history/<step>/`, each with the patch that made "
+             "it: docs/history/README.md), the changes added in this order. A cell is the row's move in that step; "
+             "\"·\": the step's change cannot reach the row, and the row did not move.",
+             "", "| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    for key in keys:
+        first, last = moves[0][key], moves[-1][key]
+        label = (f"{first.name} ({first.counts[0]} → {last.counts[1]} spaces)" if first.counts and last.counts
+                 else first.label)
+        cells = [first.table, label, _fmt(first.old, first.digits)]
+        for (nums, _, _), m in zip(steps, moves):
+            r = m[key]
+            moved, reached = _moved(r.old, r.new), reaching(release, r, nums)
+            cells.append("·" if not (moved or reached) else _fmt(r.new - r.old, r.digits)
+                         + ("" if reached else " (none declared)"))
+        cells.append(_fmt(last.new, last.digits))
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def render(history: Path, tables: Path, config: str | Path) -> str:
     """The Markdown section "What moved": one entry per release of `RELEASES` whose tables are at hand;
     empty if there are none."""
     pools = Pools(config)
-    parts = [render_release(b, a, release, old, new, pools)
+    parts = [render_release(b, a, release, old, new, pools, Path(history))
              for b, a, release, old, new in entries(Path(history), Path(tables))
              if old.is_dir() and new.is_dir()]
     parts = [p for p in parts if p]

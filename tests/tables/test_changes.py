@@ -16,12 +16,14 @@ TABLES, CONFIG = REPO / "tables", REPO / "config" / "config.yaml"
 COMMITS = [changes.BASE] + [r.commit for r in changes.RELEASES if r.commit]
 
 
-def entry(text: str, before: str) -> list[str]:
-    """The lines of the entry of the release after commit `before`."""
+def entry(text: str, before: str, steps: bool = False) -> list[str]:
+    """The lines of the entry of the release after commit `before`: up to its table of the changes one at a time,
+    or (`steps`) that table's part."""
     lines = text.splitlines()
     start = next(i for i, x in enumerate(lines) if x.startswith(f"### {before} → "))
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("### ")), len(lines))
-    return lines[start:end]
+    split = next((i for i in range(start, end) if lines[i].startswith("#### ")), end)
+    return lines[split:end] if steps else lines[start:split]
 
 
 def row(lines: list[str], table: str, label: str) -> list[str]:
@@ -209,3 +211,71 @@ def test_a_table_without_a_needed_column_is_named(tmp_path):
                                                                                  index=False)
     with pytest.raises(ValueError, match=r"eval_time\.csv: field 'thesis_mean_pct'"):
         changes.render(HISTORY, tables, CONFIG)
+
+
+STEPPED = [(b, a, r, old, new) for b, a, r, old, new in changes.entries(HISTORY, TABLES) if r.steps]
+
+
+def test_a_release_with_steps_recomputed_each_step():
+    """Issue 32's fixes taken one at a time: each step's folder holds the tables the history keeps and the patch
+    that made its code, the steps add every change of the release once, and they lead from the tables before the
+    release to its own."""
+    assert STEPPED, "issue 32's release declares its steps"
+    names = {p.name for p in (HISTORY / changes.BASE).glob("*.csv")}
+    for _, _, release, old, new in STEPPED:
+        for step in release.steps:
+            folder = HISTORY / step.folder
+            assert {p.name for p in folder.glob("*.csv")} == names, step.folder
+            patch = (folder / "step.patch").read_text()
+            assert patch.startswith("From ") and "Subject: " in patch, step.folder
+        steps = changes.transitions(release, old, new, HISTORY)
+        assert steps[0][1] == old and steps[-1][2] == new
+        assert all(a == b for (_, _, a), (_, b, _) in zip(steps, steps[1:]))
+        taken = [n for nums, _, _ in steps for n in nums]
+        assert sorted(taken) == list(range(1, len(release.changes) + 1))
+
+
+def test_each_step_moves_only_what_its_changes_reach():
+    """In every step, a headline row that moved is reached by a change that step adds: the seeds of the selection
+    move no constraint-aware row, the minimum CA budget only constraint-aware rows, the evaluation cost no row of
+    Tables 2 and 3 and none of a GPU-only kernel."""
+    pools = changes.Pools(CONFIG)
+    for _, _, release, old, new in STEPPED:
+        for nums, b, a in changes.transitions(release, old, new, HISTORY):
+            body = changes.rows(b, a, pools, release.renamed)
+            assert body, (b.name, a.name)
+            unexplained = [r.label for r in body if changes._moved(r.old, r.new)
+                           and not changes.reaching(release, r, nums)]
+            assert not unexplained, f"{b.name} → {a.name}: moved without a change of the step: {unexplained}"
+            assert any(changes._moved(r.old, r.new) for r in body), f"{b.name} → {a.name}: nothing moved"
+
+
+def test_the_steps_table_shows_each_steps_move(text, tmp_path):
+    """One row per headline row and one column per step; the steps' moves add up to the release's; a cell of a
+    step that cannot reach its row is "·", and a move there is shown with "none declared"."""
+    before, _, release, _, _ = STEPPED[0]
+    lines, steps = entry(text, before), entry(text, before, steps=True)
+    assert steps[0] == "#### One change at a time"
+    table = [x for x in steps if x.startswith("| ")]
+    head = [c.strip() for c in table[0].strip("|").split(" | ")]
+    assert len(head) == 4 + len(release.steps) + 1
+    combined = {tuple(r[:2]): r for r in (
+        [c.strip() for c in x.strip("|").split(" | ")] for x in lines if x.startswith(("| Table", "| CA")))}
+    for x in table[2:]:
+        cells = [c.strip() for c in x.strip("|").split(" | ")]
+        moves = [float(c.replace("−", "-")) for c in cells[3:-1] if c != "·"]
+        before_v, after_v = (float(c.replace("−", "-")) for c in (cells[2], cells[-1]))
+        assert abs(sum(moves) - (after_v - before_v)) <= 0.051 * len(cells), cells
+        if tuple(cells[:2]) in combined:
+            assert combined[tuple(cells[:2])][2:4] == [cells[2], cells[-1]]
+    assert any("·" in x for x in table[2:])
+    # a step that moves a row its changes cannot reach says so
+    history = tmp_path / "history"
+    shutil.copytree(HISTORY, history)
+    first = history / release.steps[0].folder
+    ca = pd.read_csv(first / "constraint_aware_gains.csv")
+    ca.loc[(ca.group == "all") & (ca.algorithm == "pso"), "gain"] += 0.5
+    ca.to_csv(first / "constraint_aware_gains.csv", index=False)
+    steps = entry(changes.render(history, TABLES, CONFIG), before, steps=True)
+    hit = [x for x in steps if x.startswith("| CA gain | all, PSO")]
+    assert len(hit) == 1 and "(none declared)" in hit[0].split(" | ")[3]
