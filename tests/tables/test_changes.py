@@ -279,3 +279,15 @@ def test_the_steps_table_shows_each_steps_move(text, tmp_path):
     steps = entry(changes.render(history, TABLES, CONFIG), before, steps=True)
     hit = [x for x in steps if x.startswith("| CA gain | all, PSO")]
     assert len(hit) == 1 and "(none declared)" in hit[0].split(" | ")[3]
+
+
+def test_the_last_step_leaves_only_the_untaken_changes():
+    """Issue 32's last step adds only fix 4 (the minimum CA budget, which reaches only constraint-aware
+    aggregates): the recomputed tables of the step before equal those 2978a63 published, byte for byte, but for
+    the constraint-aware gains."""
+    _, after, release, _, new = STEPPED[0]
+    last = HISTORY / release.steps[-1].folder
+    assert after == "2978a63" and changes.transitions(release, HISTORY / changes.BASE, new, HISTORY)[-1][0] == (4,)
+    for table in sorted(p.name for p in new.glob("*.csv")):
+        assert ((last / table).read_bytes() == (new / table).read_bytes()) == (table != "constraint_aware_gains.csv"), \
+            table
