@@ -327,7 +327,7 @@ def entries(history: Path, tables: Path) -> list[tuple[str, str | None, Release,
 
 
 def render_release(before: str, after: str | None, release: Release, old: Path, new: Path, pools: Pools,
-                   history: Path | None = None) -> str:
+                   history: Path) -> str:
     """One release's entry: its heading, changes, note and the rows its changes reach or that moved; then, if the
     release has steps and their tables are in `history`, its changes one at a time (`render_steps`)."""
     body = rows(old, new, pools, release.renamed)
@@ -350,10 +350,9 @@ def render_release(before: str, after: str | None, release: Release, old: Path, 
         lines.append(f"No headline row moved: the {rest} rows present before and after are equal.")
     elif rest:
         lines.append(f"The other {rest} headline rows pool nothing these changes reach, and did not move.")
-    if history is not None:
-        steps = render_steps(release, old, new, history, pools)
-        if steps:
-            lines += ["", *steps[:-1]]
+    steps = render_steps(release, old, new, history, pools)
+    if steps:
+        lines += ["", *steps]
     return "\n".join(lines) + "\n"
 
 
@@ -400,7 +399,7 @@ def render_steps(release: Release, old: Path, new: Path, history: Path, pools: P
                          + ("" if reached else " (none declared)"))
         cells.append(_fmt(last.new, last.digits))
         lines.append("| " + " | ".join(cells) + " |")
-    return [*lines, ""]
+    return lines
 
 
 def render(history: Path, tables: Path, config: str | Path) -> str:

@@ -33,6 +33,12 @@ def row(lines: list[str], table: str, label: str) -> list[str]:
     return [c.strip() for c in hits[0].strip("|").split(" | ")]
 
 
+def unexplained(body: list[changes.Row], release: changes.Release, among=None) -> list[str]:
+    """The labels of the rows that moved although none of the release's changes (of those numbered `among`)
+    reaches them."""
+    return [r.label for r in body if changes._moved(r.old, r.new) and not changes.reaching(release, r, among)]
+
+
 def published(commit: str, name: str, **keys) -> pd.Series:
     frame = pd.read_csv(HISTORY / commit / f"{name}.csv")
     hit = pd.Series(True, index=frame.index)
@@ -121,8 +127,8 @@ def test_every_row_that_moved_has_a_declared_cause():
     for before, after, release, old, new in changes.entries(HISTORY, TABLES):
         body = changes.rows(old, new, pools, release.renamed)
         assert body, (before, after)
-        unexplained = [r.label for r in body if changes._moved(r.old, r.new) and not changes.reaching(release, r)]
-        assert not unexplained, f"{before} → {after}: moved without a declared change: {unexplained}"
+        moved = unexplained(body, release)
+        assert not moved, f"{before} → {after}: moved without a declared change: {moved}"
     h200 = changes.entries(HISTORY, TABLES)[1]
     body = changes.rows(h200[3], h200[4], pools)
     reached = [r for r in body if changes.reaching(h200[2], r)]
@@ -244,9 +250,8 @@ def test_each_step_moves_only_what_its_changes_reach():
         for nums, b, a in changes.transitions(release, old, new, HISTORY):
             body = changes.rows(b, a, pools, release.renamed)
             assert body, (b.name, a.name)
-            unexplained = [r.label for r in body if changes._moved(r.old, r.new)
-                           and not changes.reaching(release, r, nums)]
-            assert not unexplained, f"{b.name} → {a.name}: moved without a change of the step: {unexplained}"
+            moved = unexplained(body, release, nums)
+            assert not moved, f"{b.name} → {a.name}: moved without a change of the step: {moved}"
             assert any(changes._moved(r.old, r.new) for r in body), f"{b.name} → {a.name}: nothing moved"
 
 
