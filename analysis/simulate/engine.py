@@ -70,7 +70,8 @@ def _strategy_module(entry: Algorithm) -> ModuleType | Any:
 
 def strategy_contexts(entry: Algorithm, seed: int) -> list[Any]:
     """What a registered strategy needs to run reproducibly and at all, under tune_kernel as here: pyATF 0.0.13
-    under Kernel Tuner 1.5.0 (analysis.simulate.pyatf), bayes_opt's Latin hypercube seeded (seeded_bayes_opt)."""
+    under Kernel Tuner 1.5.0 (analysis.simulate.pyatf), bayes_opt's Latin hypercube seeded and its clock a tick
+    clock (seeded_bayes_opt)."""
     if entry.user:
         return []
     if entry.strategy == "pyatf_strategies":

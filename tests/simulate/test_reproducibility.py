@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -167,6 +168,49 @@ def test_the_hyperplane_case_takes_lapacks_rounding_otherwise(monkeypatch, space
     monkeypatch.setenv("TSB_STOCK", "portable")
     space = Space.load(space_dir / "space.parquet", space_dir / "space.json")
     assert hyperplane_digest(space) != digests[HYPERPLANE_CASE[0]]
+
+
+def bayes_opt_run(space_dir: Path, monkeypatch, slow_s: float) -> pd.DataFrame:
+    """Bayesian optimisation's runs on lavamd with each evaluation `slow_s` seconds slower, as on a slower or a
+    busier machine."""
+    from kernel_tuner.strategies import bayes_opt
+
+    from analysis.simulate.jobs import run_batch, space_data
+    from analysis.spaces.space import Space
+
+    original = bayes_opt.BayesianOptimization.evaluate_objective_function
+
+    def slower(self, *args, **kwargs):
+        time.sleep(slow_s)
+        return original(self, *args, **kwargs)
+
+    space = Space.load(space_dir / "space.parquet", space_dir / "space.json")
+    with monkeypatch.context() as m:
+        m.setattr(bayes_opt.BayesianOptimization, "evaluate_objective_function", slower)
+        return run_batch(space, "time", ["time"], "bayes_opt", {}, 80, 2, proposal_cap=10,
+                         data=space_data(space, ["time"]))
+
+
+def test_bayes_opt_runs_do_not_follow_the_wall_clock(space_dir, monkeypatch):
+    """Kernel Tuner's bayes_opt refits its model when an evaluation round took five times as long as the last
+    prediction: on the wall clock, a busier machine's runs were other ones. On its tick clock
+    (analysis.simulate.seeding.TickClock) the runs are the same however long an evaluation takes."""
+    assert trace_digest(bayes_opt_run(space_dir, monkeypatch, 0.0)) == trace_digest(
+        bayes_opt_run(space_dir, monkeypatch, 0.01))
+
+
+def test_on_the_wall_clock_slower_evaluations_move_bayes_opt_runs(space_dir, monkeypatch):
+    """Why the clock is replaced: with the wall clock back in place of the tick clock, the same runs with
+    slower evaluations are other ones (the test above can tell)."""
+    from analysis.simulate import seeding
+
+    class WallClock:
+        perf_counter = staticmethod(time.perf_counter)
+        perf_counter_ns = staticmethod(time.perf_counter_ns)
+
+    monkeypatch.setattr(seeding, "TickClock", WallClock)
+    assert trace_digest(bayes_opt_run(space_dir, monkeypatch, 0.0)) != trace_digest(
+        bayes_opt_run(space_dir, monkeypatch, 0.01))
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5])
