@@ -2,11 +2,17 @@
 
 Registered algorithms have a fixed name here (the registry checks that every one has one); a user's
 strategy module is shown by its `display_name` attribute, else its file stem or last dotted component
-(`analysis.simulate.registry.user_algorithm`). This module imports nothing heavy, so that figure and
-table jobs of the registered algorithms do not import Kernel Tuner to name them.
+(`user_display`, which the registry's `user_algorithm` uses too). This module imports no stage and nothing
+heavy (a user's strategy is loaded by `analysis.strategy_files`), so that figure and table jobs do not import
+Kernel Tuner to name an algorithm.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from analysis.strategy_files import import_strategy
 
 DISPLAY = {
     "rs": "RS",
@@ -45,9 +51,16 @@ def display_name(algorithm: str) -> str:
     if algorithm in DISPLAY:
         return DISPLAY[algorithm]
     if is_user_spec(algorithm):
-        # lazy: the registry imports Kernel Tuner (about 0.5 s), which table and figure jobs of registered
-        # algorithms do not need; it imports DISPLAY from here, so this is also the one import circle left
-        from analysis.simulate.registry import get_algorithm
-
-        return get_algorithm(algorithm).display
+        return user_display(algorithm, import_strategy(algorithm))
     return algorithm
+
+
+def user_display(name: str, module: ModuleType) -> str:
+    """How a user's strategy module `module`, named `name`, is shown: its `display_name`, else the file's stem (a
+    `.py` path) or the last dotted component; ValueError naming it where `display_name` is not a non-empty string."""
+    display = getattr(module, "display_name", None)
+    if display is None:
+        display = Path(name).stem if name.endswith(".py") else name.rsplit(".", 1)[-1]
+    if not isinstance(display, str) or not display.strip():
+        raise ValueError(f"strategy {name!r}: display_name must be a non-empty string, found {display!r}")
+    return display

@@ -23,11 +23,11 @@ _spec.loader.exec_module(bench_startup)
 RANK = {"spaces": 1, "sweep": 1, "kt": 2, "simulate": 3, "fastpath": 3, "hyperparams": 4, "indicators": 4,
         "tables": 5, "figures": 6}
 # shared by every stage: they import no stage (config and cli are the entry points, above all stages)
-SHARED = {"errors", "io", "logs", "manifest", "markdown", "numerics", "objectives", "paths", "statistics",
-          "scheduling"}
+SHARED = {"errors", "io", "logs", "manifest", "markdown", "names", "numerics", "objectives", "paths", "statistics",
+          "scheduling", "strategy_files"}
 # baselines runs the workflow (verify-tables, compare); kernel_tuner_hyper checks the scores against Kernel
 # Tuner's hyperparameter tuner on the spaces of a config
-ENTRY = {"cli", "config", "names", "baselines", "kernel_tuner_hyper"}
+ENTRY = {"cli", "config", "baselines", "kernel_tuner_hyper"}
 
 
 def imported(path: Path) -> set[str]:

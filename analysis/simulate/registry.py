@@ -16,7 +16,6 @@ its default (bool, int, number for a float, str; anything for another default).
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import importlib.util
 import math
@@ -28,8 +27,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from analysis import paths
-from analysis.names import DISPLAY, is_user_spec
+from analysis.names import DISPLAY, is_user_spec, user_display
+from analysis.strategy_files import import_strategy, strategy_path
 
 KINDS = ("int", "number", "bool", "choice", "str", "any")  # an Option's kinds (its docstring says what each accepts)
 
@@ -408,11 +407,8 @@ def get_algorithm(name: str) -> Algorithm:
                          "strategy as a path to a .py file or a dotted import path (docs/your-tuner.md)")
     key = str(strategy_path(name)) if name.endswith(".py") else name
     if key not in _USER_ALGORITHMS:
-        _USER_ALGORITHMS[key] = user_algorithm(name, _import_strategy(name))
+        _USER_ALGORITHMS[key] = user_algorithm(name, import_strategy(name))
     return _USER_ALGORITHMS[key]
-
-
-REPOSITORY = paths.REPO
 
 
 def seed_name(name: str) -> str:
@@ -424,48 +420,6 @@ def seed_name(name: str) -> str:
     if name.endswith(".py") and name not in ALGORITHMS:
         return f"file:{Path(name).stem}"
     return name
-
-
-def strategy_path(name: str) -> Path:
-    """The file a `.py` strategy name means: an absolute path as it is; a relative one in the working directory,
-    else in the repository (where the config's data paths are read from, so that `snakemake -d elsewhere` finds
-    examples/ too). Neither the path nor the name as written enters a run's seed (`seed_name`)."""
-    path = Path(name).expanduser()
-    if path.is_absolute() or path.is_file():
-        return path.resolve()
-    in_repository = REPOSITORY / path
-    return in_repository.resolve() if in_repository.is_file() else path.resolve()
-
-
-def _import_strategy(name: str) -> ModuleType:
-    """The module behind a user strategy name (a .py path or a dotted path); ValueError naming it otherwise."""
-    if name.endswith(".py"):
-        resolved = strategy_path(name)
-        if not resolved.is_file():
-            raise ValueError(f"strategy file {name!r} does not exist (a relative path is read from the working "
-                             f"directory, {Path.cwd()}, else from the repository, {REPOSITORY})")
-        # one module per file, named after it and its location so that two files of one name never meet
-        module_name = f"tsb_strategy_{resolved.stem}_{hashlib.sha256(str(resolved).encode()).hexdigest()[:10]}"
-        if module_name in sys.modules:
-            return sys.modules[module_name]
-        spec = importlib.util.spec_from_file_location(module_name, resolved)
-        if spec is None or spec.loader is None:
-            raise ValueError(f"strategy file {name!r} cannot be loaded as a Python module")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            del sys.modules[module_name]
-            raise ValueError(f"strategy file {name!r} failed to import: {type(exc).__name__}: {exc}") from exc
-        return module
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        raise ValueError(f"strategy module {name!r} cannot be imported ({exc}); a dotted path must be importable "
-                         "from the working directory or an installed package, a file path must end in .py") from exc
-    except Exception as exc:
-        raise ValueError(f"strategy module {name!r} failed to import: {type(exc).__name__}: {exc}") from exc
 
 
 def user_algorithm(name: str, module: ModuleType) -> Algorithm:
@@ -495,11 +449,7 @@ def user_algorithm(name: str, module: ModuleType) -> Algorithm:
     multi = getattr(module, "multi_objective", False)
     if not isinstance(multi, bool):
         raise ValueError(f"{where}: multi_objective must be True or False, found {multi!r}")
-    display = getattr(module, "display_name", None)
-    if display is None:
-        display = Path(name).stem if name.endswith(".py") else name.rsplit(".", 1)[-1]
-    if not isinstance(display, str) or not display.strip():
-        raise ValueError(f"{where}: display_name must be a non-empty string, found {display!r}")
+    display = user_display(name, module)
     paragraph = (module.__doc__ or "").strip().split("\n\n")[0]
     description = " ".join(paragraph.split()) or f"User strategy {name}."
     return Algorithm(name, module.__name__, description, options, multi, display=display, module=module)

@@ -306,3 +306,18 @@ def test_user_strategies_get_stable_distinct_styles(climber: str, sampler: str) 
     assert drawn["mine"]["label"] == "Climber" and drawn["other"]["label"] == "mls" and drawn["rs"]["label"] == "RS"
     assert drawn["mine"]["color"] not in registered and drawn["mine"]["color"] != drawn["other"]["color"]
     assert style.ordered([b, "pso", climber, "rs"]) == ["rs", "pso", *sorted([b, climber])]
+
+
+def test_a_user_strategy_is_named_without_loading_the_registry(tmp_path: Path) -> None:
+    """analysis.names shows a user's strategy by its module's display_name, loading only that module: neither the
+    registry nor Kernel Tuner (a table or figure job names strategies, it runs none)."""
+    strategy = tmp_path / "named_tuner.py"
+    strategy.write_text('display_name = "Named tuner"\n_options = {}\n\n\ndef tune(searchspace, runner, options):\n'
+                        '    return []\n')
+    unnamed = tmp_path / "plain_tuner.py"
+    unnamed.write_text("_options = {}\n\n\ndef tune(searchspace, runner, options):\n    return []\n")
+    code = ("import sys; from analysis.names import display_name; "
+            f"print(display_name({str(strategy)!r}), display_name({str(unnamed)!r}), "
+            "'analysis.simulate.registry' in sys.modules, 'kernel_tuner' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["Named", "tuner", "plain_tuner", "False", "False"], out.stderr[-2000:]
