@@ -295,7 +295,7 @@ def _compile_cost_table(a: argparse.Namespace) -> None:
 
 
 def _verify_space(a: argparse.Namespace) -> int:
-    from analysis.tables import verify
+    from analysis import verify_space as verify
 
     return verify.main(a.space, a.config, a.tables, a.work or None, a.settings or None)
 

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis import verify_space as verify
 from analysis.io import PUBLISHED_FLOAT_DIGITS, round_floats, write_csv
 from analysis.tables import comparison as tables
-from analysis.tables import verify
 from helpers import REPO
 
 # Scores, p-values, percentages and times as they appear in tables/ (constraint_aware_gains.csv,

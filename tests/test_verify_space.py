@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from analysis import config as study_config
-from analysis.tables import verify
+from analysis import verify_space as verify
 from helpers import REPO
 
 CONFIG = {
