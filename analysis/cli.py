@@ -17,6 +17,7 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 from analysis import logs, numerics
@@ -326,6 +327,14 @@ def _restore(a: argparse.Namespace) -> None:
     log.info("%d run file(s) restored from %s", len(written), ", ".join(a.archives))
 
 
+def _repack(a: argparse.Namespace) -> None:
+    from analysis.simulate import archive
+
+    meta = archive.repack(a.archive, a.out, a.results, archive.provenance(Path(__file__).resolve().parents[1]))
+    log.info("%s: %d run file(s) packed again in format %d at %s", a.archive, len(meta["files"]),
+             meta["format_version"], a.out)
+
+
 def _verify_tables(a: argparse.Namespace) -> int:
     from analysis import baselines
 
@@ -395,7 +404,7 @@ COMMAND_STAGES = {
     "import-space": "spaces", "fronts": "spaces", "spaces-table": "spaces", "compile-cost-table": "spaces",
     "export-space": "spaces",
     "simulate": "simulate", "refdirs": "simulate", "ca-budget": "simulate", "ca-run": "simulate",
-    "lb-run": "simulate", "restore": "simulate", "compare": "simulate", "lb-score": "indicators",
+    "lb-run": "simulate", "restore": "simulate", "repack": "simulate", "compare": "simulate", "lb-score": "indicators",
     "hyperparameters": "hyperparams", "so-run": "hyperparams", "so-score": "hyperparams",
     "so-final-run": "hyperparams", "so-meta": "hyperparams", "so-tables": "tables", "so-lb-table": "tables",
     "indicators": "indicators", "summary": "indicators", "ca-score": "indicators", "ca-resample": "indicators",
@@ -838,6 +847,14 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--results", required=True, help="the results folder: spaces are read, run files written there")
     s.add_argument("--runs", nargs="+", required=True, help="the run files to restore, as paths under --results")
     s.set_defaults(func=_restore)
+
+    s = sub.add_parser("repack", description="pack a baseline archive again in the current format "
+                       "(docs/baselines.md)", epilog="Its run files are restored under --results (which holds their "
+                       "spaces, and none of the run files) and removed again after packing.")
+    s.add_argument("--archive", required=True, help="the archive (data/baselines/<study>.parquet)")
+    s.add_argument("--out", required=True, help="the new archive")
+    s.add_argument("--results", required=True, help="a results folder with the runs' spaces (results/spaces/)")
+    s.set_defaults(func=_repack)
 
     s = sub.add_parser("verify-tables", description="recompute the published tables from the baseline archive",
                        epilog="Runs the workflow in --work with baselines.restore set (nothing simulated), then "

@@ -147,8 +147,13 @@ def charged_parts(runs: pd.DataFrame, space_table: pd.DataFrame, parameters: Seq
     if missing:
         raise KeyError(f"run file lacks parameter columns {missing}")
     table_keys = pd.MultiIndex.from_frame(space_table[list(parameters)])
-    run_keys = pd.MultiIndex.from_frame(runs[[f"param.{p}" for p in parameters]].set_axis(list(parameters), axis=1))
-    row = table_keys.get_indexer(run_keys)
+    run_params = runs[[f"param.{p}" for p in parameters]].set_axis(list(parameters), axis=1)
+    # a row without parameters (a repeat an archive does not name) is a repeat: it charges nothing; the others in
+    # the table's types (a column that misses values reads integers as floats)
+    named = run_params.notna().all(axis=1).to_numpy()
+    row = np.full(len(runs), -1, dtype=np.intp)
+    row[named] = table_keys.get_indexer(pd.MultiIndex.from_frame(
+        run_params[named].astype(space_table[list(parameters)].dtypes.to_dict())))
     times = space_table[list(PART_COLUMNS.values())].to_numpy(dtype=float)
     return np.where((row >= 0)[:, None], times[np.maximum(row, 0)], 0.0)
 

@@ -73,7 +73,10 @@ def space_rows(rows: pd.DataFrame, space: Space) -> pd.DataFrame:
     if rows.empty:
         return rows
     rows = rows.dropna(axis=1, how="all")
-    casts = {f"param.{p}": space.table[p].dtype for p in space.parameters if f"param.{p}" in rows}
+    # a column that misses values (repeats an archive does not name, `methodology.unnamed_repeats`) stays as it is:
+    # `methodology.record_rows` looks its named rows up in the table's types
+    casts = {f"param.{p}": space.table[p].dtype for p in space.parameters
+             if f"param.{p}" in rows and not rows[f"param.{p}"].isna().any()}
     return rows.astype(casts)
 
 

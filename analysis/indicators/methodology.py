@@ -65,6 +65,7 @@ class SpaceIndex:
     times_ms: np.ndarray  # rows x (compile, verification, benchmark)
     status: np.ndarray
     values: np.ndarray  # the objective per row
+    dtypes: dict[str, Any]  # each parameter column's type in the table ("param.<name>" -> dtype)
 
     @classmethod
     def of(cls, space: Space, objective: str) -> SpaceIndex:
@@ -72,7 +73,23 @@ class SpaceIndex:
         table = space.table
         keys = [_key(r) for r in table[list(space.parameters)].itertuples(index=False)]
         return cls(dict(zip(keys, range(len(keys)))), table[list(T4_TIME_KEYS)].to_numpy(dtype=float),
-                   table["status"].to_numpy(), table[space.objective(objective).column].to_numpy(dtype=float))
+                   table["status"].to_numpy(), table[space.objective(objective).column].to_numpy(dtype=float),
+                   {f"param.{p}": table[p].dtype for p in space.parameters})
+
+
+# The row `record_rows` gives a repeat of a configuration of the table that the run file does not name: every
+# parameter missing, not a first visit (how a baseline archive gives such a repeat back,
+# `analysis.simulate.archive.archived_form`). It charges nothing and carries the best on; its own value is unknown.
+UNNAMED_REPEAT = -2
+
+
+def unnamed_repeats(runs: pd.DataFrame, param_names: Sequence[str]) -> np.ndarray:
+    """Which rows of `runs` are repeats of a configuration of the table that they do not name (every parameter
+    missing, first_visit False; a placeholder row of a run that did not run has first_visit missing too)."""
+    if not len(param_names):
+        return np.zeros(len(runs), dtype=bool)
+    missing = runs[[f"param.{n}" for n in param_names]].isna().all(axis=1).to_numpy()
+    return missing & (runs["first_visit"] == False).to_numpy()  # noqa: E712 (a missing value is not False)
 
 
 def _key(config: tuple) -> str:
@@ -90,17 +107,24 @@ def trace_records(trace: pd.DataFrame, index: SpaceIndex, param_names: list[str]
     """
     records: list[dict[str, Any]] = []
     elapsed = 0.0
-    params = trace[[f"param.{n}" for n in param_names]].itertuples(index=False)
-    for config, first, charged in zip(params, trace["first_visit"], trace["sim_time_ms"]):
-        key = _key(tuple(config))
-        row = index.rows.get(key)
-        if row is None:  # a constraint-violating proposal (constraint-unaware pymoo variants)
+    rows = record_rows(trace, index, param_names)
+    # an unnamed repeat's validity is in the run file's `valid` (the others' is the table's)
+    validity = trace["valid"] if (rows == UNNAMED_REPEAT).any() else np.zeros(len(trace), dtype=bool)
+    for row, valid, first, charged in zip(rows, validity, trace["first_visit"], trace["sim_time_ms"]):
+        if row == UNNAMED_REPEAT:
+            # served from the cache: no time, no value of its own; which failure an invalid one had is not kept,
+            # and every invalidity but "constraints" makes the package record the same (nothing but the count)
+            records.append({"invalidity": "correct" if valid else "runtime",
+                            "times": dict.fromkeys(T4_TIME_KEYS.values(), 0.0),
+                            "measurements": [{"name": objective, "value": math.nan}]})
+            continue
+        if row < 0:  # a constraint-violating proposal (constraint-unaware pymoo variants)
             records.append({"invalidity": "constraints", "times": {}, "measurements": []})
             continue
         t = index.times_ms[row] if first else np.zeros(len(T4_TIME_KEYS))
         elapsed += float(t.sum())
         if not math.isclose(elapsed, float(charged), rel_tol=1e-9, abs_tol=1e-9):
-            raise ValueError(f"trace clock {charged} ms disagrees with the space's times ({elapsed} ms) at {key}")
+            raise ValueError(f"trace clock {charged} ms disagrees with the space's times ({elapsed} ms) at row {row}")
         ok = index.status[row] == STATUS_OK
         records.append({
             "invalidity": T4_INVALIDITY[str(index.status[row])],
@@ -119,8 +143,14 @@ def record_rows(runs: pd.DataFrame, index: SpaceIndex, param_names: list[str]) -
     params = runs[[f"param.{n}" for n in param_names]]
     codes = params.groupby(list(params.columns), sort=False, dropna=False).ngroup().to_numpy()
     distinct = params.drop_duplicates()
-    rows = np.array([index.rows.get(_key(tuple(c)), -1) for c in distinct.itertuples(index=False)], dtype=np.intp)
-    return rows[codes]
+    named = distinct.notna().all(axis=1).to_numpy()
+    rows = np.full(len(distinct), -1, dtype=np.intp)
+    # in the table's types: a run file whose rows miss some configurations reads integer parameters as floats
+    typed = distinct[named].astype({c: index.dtypes[c] for c in distinct.columns if c in index.dtypes})
+    rows[named] = [index.rows.get(_key(tuple(c)), -1) for c in typed.itertuples(index=False)]
+    rows = rows[codes]
+    rows[unnamed_repeats(runs, param_names)] = UNNAMED_REPEAT
+    return rows
 
 
 def results_arrays(runs: pd.DataFrame, index: SpaceIndex, param_names: list[str]) -> dict[str, np.ndarray] | None:
@@ -151,9 +181,10 @@ def repetition_arrays(runs: pd.DataFrame, index: SpaceIndex, param_names: list[s
         rows = frame["_row"].to_numpy()
         first = frame["first_visit"].to_numpy(dtype=bool)
         charged = frame["sim_time_ms"].to_numpy(dtype=float)
-        known = rows >= 0
-        safe = np.where(known, rows, 0)
-        times_ms = np.where((known & first)[:, None], index.times_ms[safe], 0.0)
+        named = rows >= 0
+        known = named | (rows == UNNAMED_REPEAT)  # in the table: charged (nothing, for a repeat), best carried on
+        safe = np.where(named, rows, 0)
+        times_ms = np.where((named & first)[:, None], index.times_ms[safe], 0.0)
         elapsed = np.cumsum(times_ms.sum(axis=1))
         tolerance = np.maximum(1e-9 * np.maximum(np.abs(elapsed), np.abs(charged)), 1e-9)
         bad = known & (np.abs(elapsed - charged) > tolerance)
@@ -166,7 +197,7 @@ def repetition_arrays(runs: pd.DataFrame, index: SpaceIndex, param_names: list[s
         for k in range(1, keys):
             step = step + times_s[:, k]  # the package's sum of the keys, left to right
         clock = np.cumsum(np.where(known, step, 0.0))
-        value = np.where(known & (index.status[safe] == STATUS_OK), index.values[safe], np.nan)
+        value = np.where(named & (index.status[safe] == STATUS_OK), index.values[safe], np.nan)
         value = np.where(value == kernel_tuner_error_value, np.nan, value)
         performance = 0 + value  # the package's sum of one key
         out.append({

@@ -7,7 +7,9 @@ space and the order of the configurations, so an archive keeps:
 
 - `config`: the configuration as one integer (`store_configs`): its row of the space's table on a first
   visit, its mixed-radix code over the space's declared values past the table's rows for a proposal
-  outside the table, or a back-reference for a repeat;
+  outside the table, a back-reference for a repeat of a proposal outside the table, and for a repeat of a
+  configuration of the table only whether that configuration is valid: which one it was is not kept (the
+  archive's form of a run file, `archived_form`: its parameters and objectives are missing there);
 - every column that is neither a parameter nor derived (repetition, seed, stop reason, ...), as it is;
   they are constant along a run and cost next to nothing in Parquet's run-length encoding;
 - the columns that `DERIVED` rebuilds (step, first visit, budget used, validity, the space's objectives,
@@ -15,10 +17,11 @@ space and the order of the configurations, so an archive keeps:
   (checked when packing); elsewhere they are kept as they are.
 
 One archive is one Parquet file: a row per proposal (`part` says which run file and, in a leaderboard
-file, which space), and in the file's metadata (key `tsb_archive`) each run file's path under results/,
-the job that made it, its Arrow schema, parts (space, fingerprint, derived and kept columns) and side
-files (the constraint-aware study's `.budget.json`). `restore` writes run files back; `read_run_file`
-gives one as the table the run file holds (equal schema and values). docs/baselines.md documents it.
+file, which space), and in the file's metadata (gzip-compressed JSON, `META_GZIP_KEY`) each run file's path
+under results/, the job that made it, its Arrow schema, parts (space, fingerprint, derived and kept columns) and side
+files (the constraint-aware study's `.budget.json`). `restore` writes run files back and `read_run_file` gives
+one, each in the archive's form of the run file (`archived_form`: the run file's schema and values, but a repeat
+of a configuration of the table without its parameters and objectives). docs/baselines.md documents it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import base64
 import datetime
 import functools
+import gzip
 import hashlib
 import json
 import subprocess
@@ -37,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from analysis.errors import ArchiveError
@@ -45,8 +50,12 @@ from analysis.manifest import record_measured
 from analysis.objectives import EVALUATION_TIME_COLUMNS
 from analysis.spaces.space import STATUS_OK, Space
 
-FORMAT_VERSION = 1
-META_KEY = b"tsb_archive"
+# 2: a repeat of a configuration of the table keeps only its validity (`archived_form`); 1 kept every repeat's
+# configuration (a back-reference) and is still read
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
+META_KEY = b"tsb_archive"  # format 1: the metadata as JSON
+META_GZIP_KEY = b"tsb_archive.json.gz.b64"  # format 2: the JSON gzip-compressed, in base64 (a twentieth the size)
 PARAM = "param."
 OBJECTIVE = "objective."
 # columns a run's rows are grouped by: a leaderboard file holds every space of an entry
@@ -139,27 +148,40 @@ def fingerprint(space: Space) -> str:
 
 # --- the stored form of the configurations -----------------------------------------------------------------
 #
-# `config` holds, per proposal, one of: the row of the space's table (a first visit of a configuration the
-# space measured: 0 <= value < rows); rows + code (a first visit of a configuration outside the table, e.g. a
-# constraint-unaware proposal); -(1 + r) (a repeat of the configuration first visited r distinct visits
-# before the latest one of its run: a strategy that proposes the same few configurations again stores small
-# numbers); null (a placeholder row of a run that did not run: every parameter null).
+# A piece's configurations are codes (`Context.codes`): the mixed-radix code of a configuration (>= 0), or one
+# of the negative codes below. `config` holds, per proposal, one of: the row of the space's table (a first visit
+# of a configuration the space measured: 0 <= value < rows); rows + code (a first visit of a configuration
+# outside the table, e.g. a constraint-unaware proposal); -1 / -2 (a repeat of a valid / an invalid configuration
+# of the table, which one not kept); -(3 + r) (a repeat of the configuration outside the table first visited r
+# distinct visits before the latest one of its run); null (a placeholder row of a run that did not run: every
+# parameter null). Format 1 stored every repeat as -(1 + r).
+
+PLACEHOLDER = -1  # a placeholder row of a run that did not run
+REPEAT_VALID = -2  # a repeat of a valid configuration of the table; which one, the archive does not keep
+REPEAT_INVALID = -3  # a repeat of an invalid configuration of the table (a failed compile or run); which one, ditto
+NOT_KEPT = (REPEAT_VALID, REPEAT_INVALID)
+_STORED_REPEAT = {REPEAT_VALID: -1, REPEAT_INVALID: -2}
+_FIRST_BACK_REFERENCE = -3  # format 2: -(3 + r); format 1: -(1 + r)
 
 
 def store_configs(codes: np.ndarray, runs: np.ndarray, rows: np.ndarray, table_rows: int) -> pa.Array:
-    """The stored form of `codes` (-1: a placeholder row) of one space's rows; `rows`: their table rows."""
-    placeholder = codes < 0
+    """The stored form of `codes` (a code, PLACEHOLDER or one of NOT_KEPT) of one space's rows; `rows`: their table
+    rows."""
+    placeholder = codes == PLACEHOLDER
     keyed = pd.DataFrame({"run": runs, "code": codes})
-    first = ~keyed.duplicated().to_numpy() & ~placeholder
+    first = ~keyed.duplicated().to_numpy() & (codes >= 0)
     visits = np.cumsum(first)  # first visits up to and including each row
     position = np.arange(len(codes))
     first_row = keyed.assign(pos=position).groupby(["run", "code"], sort=False)["pos"].transform("first").to_numpy()
-    value = np.where(first, np.where(rows >= 0, rows, table_rows + codes), -1 - (visits - visits[first_row]))
+    value = np.where(first, np.where(rows >= 0, rows, table_rows + codes),
+                     _FIRST_BACK_REFERENCE - (visits - visits[first_row]))
+    for code, stored in _STORED_REPEAT.items():
+        value = np.where(codes == code, stored, value)
     return pa.array(value, pa.int64(), mask=placeholder)
 
 
-def load_configs(stored: pa.Array, table_codes: np.ndarray) -> np.ndarray:
-    """The codes of `store_configs`' output (-1 for a placeholder row)."""
+def load_configs(stored: pa.Array, table_codes: np.ndarray, version: int = FORMAT_VERSION) -> np.ndarray:
+    """The codes of `store_configs`' output (PLACEHOLDER for a placeholder row; NOT_KEPT codes in format 2)."""
     placeholder = stored.is_null().to_numpy(zero_copy_only=False)
     value = stored.fill_null(0).to_numpy()
     first = (value >= 0) & ~placeholder
@@ -170,8 +192,15 @@ def load_configs(stored: pa.Array, table_codes: np.ndarray) -> np.ndarray:
     codes = np.empty(len(value), dtype=np.int64)
     codes[first] = first_codes
     repeat = ~first & ~placeholder
-    codes[repeat] = first_codes[visits[repeat] + value[repeat]]  # visits - (1 + r) = the earlier one's ordinal
-    codes[placeholder] = -1
+    if version >= 2:
+        for code, kept in _STORED_REPEAT.items():
+            codes[value == kept] = code
+        repeat &= value <= _FIRST_BACK_REFERENCE
+        offset = 2  # value = -(3 + r): visits + value + 2 = visits - (1 + r), the earlier one's ordinal
+    else:
+        offset = 0  # value = -(1 + r)
+    codes[repeat] = first_codes[visits[repeat] + value[repeat] + offset]
+    codes[placeholder] = PLACEHOLDER
     return codes
 
 
@@ -226,7 +255,7 @@ def _step(ctx: Context) -> np.ndarray:
 def _valid(ctx: Context) -> np.ndarray:
     status = ctx.space.table["status"].to_numpy()
     known = ctx.rows >= 0
-    return known & (status[np.where(known, ctx.rows, 0)] == STATUS_OK)
+    return (known & (status[np.where(known, ctx.rows, 0)] == STATUS_OK)) | (ctx.codes == REPEAT_VALID)
 
 
 def _budget_used(ctx: Context) -> np.ndarray:
@@ -335,9 +364,28 @@ class Piece:
     entry: dict[str, Any]  # space, fingerprint, rows, derived, kept
 
 
-def pack_piece(table: pa.Table, where: str, key: str, space: Space, coder: SpaceCodes) -> Piece:
-    """Encode the rows of `table` (all on space `key`, whole runs); ArchiveError where the encoded form would not
-    give them back exactly."""
+def _not_kept(table: pa.Table, codes: np.ndarray, space: Space, coder: SpaceCodes) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows of a piece are repeats of a configuration of the space's table, and the piece's codes with those
+    rows' codes replaced by REPEAT_VALID / REPEAT_INVALID."""
+    ctx = _context(table, codes, space, coder)
+    repeat = ~ctx.first & (ctx.rows >= 0)
+    return repeat, np.where(repeat, np.where(_valid(ctx), REPEAT_VALID, REPEAT_INVALID), codes)
+
+
+def _without(table: pa.Table, rows: np.ndarray) -> pa.Table:
+    """`table` with its parameter and objective columns null on `rows`."""
+    if not rows.any():
+        return table
+    keep = pa.array(~rows)
+    for i, f in enumerate(table.schema):
+        if f.name.startswith((PARAM, OBJECTIVE)):
+            column = table.column(i).combine_chunks()
+            table = table.set_column(i, f, pc.if_else(keep, column, pa.nulls(len(column), f.type)))
+    return table
+
+
+def _codes(table: pa.Table, where: str, key: str, coder: SpaceCodes) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's code (PLACEHOLDER where every parameter is null) and which rows are placeholders."""
     params = _params(table.schema)
     own = [PARAM + n for n in coder.names]
     foreign = [p for p in params if p not in own]
@@ -346,10 +394,35 @@ def pack_piece(table: pa.Table, where: str, key: str, space: Space, coder: Space
             raise ArchiveError(where, f"values on space {key}, which has no such parameter", field=p)
     placeholder = (np.logical_and.reduce([table.column(p).is_null().to_numpy(zero_copy_only=False)
                                           for p in params]) if params else np.zeros(table.num_rows, dtype=bool))
-    codes = np.full(table.num_rows, -1, dtype=np.int64)
+    codes = np.full(table.num_rows, PLACEHOLDER, dtype=np.int64)
     if (~placeholder).any():
         real = table.filter(pa.array(~placeholder)).select([p for p in params if p in own]).to_pandas()
         codes[~placeholder] = coder.encode(real, f"{where} (space {key})")
+    return codes, placeholder
+
+
+def archived_form(table: pa.Table, relative: str, space_of: SpaceOf) -> pa.Table:
+    """A run file's table (`relative`: its path under results/) as an archive gives it back: each repeat of a
+    configuration of the space's table with its parameters and objectives missing (null), all else as it is."""
+    key = space_key_of(relative)
+    blocks = [(key, 0, table.num_rows)] if key is not None else space_blocks(table, relative)
+    pieces = []
+    for space_key, a, b in blocks:
+        block = table.slice(a, b - a)
+        space = space_of(space_key)
+        coder = SpaceCodes.of(space)
+        codes, _ = _codes(block, relative, space_key, coder)
+        pieces.append(_without(block, _not_kept(block, codes, space, coder)[0]))
+    return pa.concat_tables(pieces) if pieces else table
+
+
+def pack_piece(table: pa.Table, where: str, key: str, space: Space, coder: SpaceCodes) -> Piece:
+    """Encode the rows of `table` (all on space `key`, whole runs); ArchiveError where the encoded form would not
+    give back `archived_form` of them exactly."""
+    params = _params(table.schema)
+    codes, placeholder = _codes(table, where, key, coder)
+    repeat, codes = _not_kept(table, codes, space, coder)
+    table = _without(table, repeat)
     ctx = _context(table, codes, space, coder)
     derived = [c for c in table.column_names
                if (rebuilt := _rebuild(c, ctx, placeholder)) is not None
@@ -359,7 +432,7 @@ def pack_piece(table: pa.Table, where: str, key: str, space: Space, coder: Space
     columns = pa.table({"config": stored, **{c: table.column(c) for c in kept}})
     piece = Piece(columns, {"space": key, "fingerprint": coder.fingerprint, "rows": table.num_rows,
                             "derived": derived, "kept": kept})
-    restored = decode_piece(columns, piece.entry, table.schema, space, coder)
+    restored = decode_piece(columns, piece.entry, table.schema, space, coder, FORMAT_VERSION)
     bad = [c for c in table.column_names
            if not _same(restored.column(c).combine_chunks(), table.column(c).combine_chunks())]
     if bad:
@@ -368,15 +441,17 @@ def pack_piece(table: pa.Table, where: str, key: str, space: Space, coder: Space
 
 
 def decode_piece(columns: pa.Table, entry: Mapping[str, Any], schema: pa.Schema, space: Space,
-                 coder: SpaceCodes) -> pa.Table:
-    """A piece's rows as the run file held them (`schema`: the run file's)."""
+                 coder: SpaceCodes, version: int) -> pa.Table:
+    """A piece's rows as the run file held them in the archive's form (`schema`: the run file's; `version`: the
+    archive's format)."""
     n = columns.num_rows
     kept = set(entry["kept"])
     stored = columns.column("config").combine_chunks()
     placeholder = stored.is_null().to_numpy(zero_copy_only=False)
-    codes = load_configs(stored, coder.table_codes)
+    codes = load_configs(stored, coder.table_codes, version)
     ctx = _context(columns, codes, space, coder)
-    decoded = coder.decode(codes[~placeholder])
+    configured = codes >= 0
+    decoded = coder.decode(codes[configured])
     arrays = []
     for f in schema:
         if f.name in kept:
@@ -384,7 +459,7 @@ def decode_piece(columns: pa.Table, entry: Mapping[str, Any], schema: pa.Schema,
         elif f.name.startswith(PARAM):
             values = np.full(n, None, dtype=object)
             if f.name[len(PARAM):] in decoded:
-                values[~placeholder] = decoded[f.name[len(PARAM):]]
+                values[configured] = decoded[f.name[len(PARAM):]]
             arrays.append(pa.array(values.tolist(), type=f.type, from_pandas=True))
         else:
             rebuilt = _rebuild(f.name, ctx, placeholder) if f.name in entry["derived"] else None
@@ -483,7 +558,7 @@ def write_archive(runs: Iterable[tuple[Path, str, Mapping[str, Any]]], space_of:
                     stored = _to_storage(piece.columns, len(parts) - 1, schema)
                     for c in piece.entry["kept"]:
                         back = stored.column(c).combine_chunks().cast(block.schema.field(c).type)
-                        if not _same(back, block.column(c).combine_chunks()):
+                        if not _same(back, piece.columns.column(c).combine_chunks()):
                             raise ArchiveError(path, f"values that the archive's type {schema.field(c).type} "
                                                "would change", field=c)
                     pending.append(stored)
@@ -498,7 +573,7 @@ def write_archive(runs: Iterable[tuple[Path, str, Mapping[str, Any]]], space_of:
             meta = {"format_version": FORMAT_VERSION, "study": study, "provenance": dict(provenance or {}),
                     "files": files, "parts": parts,
                     "schemas": list(schemas), "spaces": {k: c.fingerprint for k, c in sorted(coders.items())}}
-            writer.add_key_value_metadata({META_KEY: json.dumps(meta, sort_keys=True)})
+            writer.add_key_value_metadata({META_GZIP_KEY: encode_meta(meta)})
     return meta
 
 
@@ -515,16 +590,25 @@ def _to_storage(columns: pa.Table, part: int, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
+def encode_meta(meta: Mapping[str, Any]) -> bytes:
+    """An archive's metadata as its Parquet file stores it (key META_GZIP_KEY): JSON with sorted keys, gzip without a
+    timestamp (the same metadata gives the same bytes), base64."""
+    return base64.b64encode(gzip.compress(json.dumps(meta, sort_keys=True).encode(), compresslevel=9, mtime=0))
+
+
 def read_meta(path: str | Path) -> dict[str, Any]:
     """An archive's metadata; ArchiveError naming the file where it is not an archive of this format."""
     try:
         kv = pq.read_metadata(path).metadata or {}
     except (OSError, pa.ArrowInvalid) as exc:
         raise ArchiveError(path, f"not a Parquet file ({exc})") from None
-    if META_KEY not in kv:
-        raise ArchiveError(path, "no archive metadata", field=META_KEY.decode())
-    meta = json.loads(kv[META_KEY])
-    if meta.get("format_version") != FORMAT_VERSION:
+    if META_GZIP_KEY in kv:
+        meta = json.loads(gzip.decompress(base64.b64decode(kv[META_GZIP_KEY])))
+    elif META_KEY in kv:
+        meta = json.loads(kv[META_KEY])
+    else:
+        raise ArchiveError(path, "no archive metadata", field=META_GZIP_KEY.decode())
+    if meta.get("format_version") not in READ_VERSIONS:
         raise ArchiveError(path, f"unsupported format version {meta.get('format_version')}", field="format_version")
     return meta
 
@@ -562,13 +646,15 @@ class _Decoder:
             if rows != part["rows"]:
                 raise ArchiveError(self.archive, f"{rows} rows of {entry['path']} on {part['space']}, "
                                    f"{part['rows']} recorded", field="rows")
-            tables.append(decode_piece(columns, part, schema, self.space_of(part["space"]), coder))
+            tables.append(decode_piece(columns, part, schema, self.space_of(part["space"]), coder,
+                                       self.meta["format_version"]))
         return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
 def read_run_file(archive: str | Path, meta: Mapping[str, Any], entry: Mapping[str, Any], space_of: SpaceOf
                   ) -> pa.Table:
-    """One run file of an archive, as it was; ArchiveError where a space is not the one the runs were made on."""
+    """One run file of an archive, in its archived form (`archived_form`); ArchiveError where a space is not the one
+    the runs were made on."""
     stored = pq.read_table(archive, filters=[("part", "in", entry["parts"])])
     part_of = stored.column("part").to_numpy()
     return _Decoder(archive, meta, space_of).file(entry, {pid: stored.filter(pa.array(part_of == pid))
@@ -710,6 +796,29 @@ def restore_files(archives: Sequence[str | Path], results: str | Path, relatives
     if missing:
         raise ArchiveError(sorted(missing)[0], "in none of the archives " + ", ".join(map(str, archives)))
     return written
+
+
+def repack(old: str | Path, out: str | Path, results: str | Path, provenance: Mapping[str, Any]) -> dict[str, Any]:
+    """Pack an archive (of any format this module reads) again in this format at `out`; returns its metadata.
+
+    Each run file is restored under `results` (which holds the spaces), packed with the job the old archive
+    records for it and removed again; ArchiveError, before anything is written, where one is there already.
+    `provenance` (where the new archive was packed) gains the old one's as `repacked_from`."""
+    meta = read_meta(old)
+    present = [e["path"] for e in meta["files"] if (Path(results) / e["path"]).exists()]
+    if present:
+        raise ArchiveError(Path(results) / present[0], "would be overwritten: repack restores into a results folder "
+                           "without run files")
+    space_of = results_space_of(results)
+    restore(old, results, space_of)
+    runs = [(Path(results) / e["path"], e["path"], e["job"]) for e in meta["files"]]
+    try:
+        return write_archive(runs, space_of, out, meta["study"], budget_sidecar(results),
+                             {**provenance, "repacked_from": meta["provenance"]})
+    finally:
+        for e in meta["files"]:
+            for relative in [e["path"], *e["sidecars"]]:
+                (Path(results) / relative).unlink(missing_ok=True)
 
 
 def provenance(repository: str | Path) -> dict[str, Any]:

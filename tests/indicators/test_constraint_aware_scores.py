@@ -290,3 +290,57 @@ def test_resampled_scores_are_seeded_and_the_same_through_the_packages_own_array
     monkeypatch.setenv("TSB_STOCK", "scoring")
     stock = resampled_scores(space, objective, runs, settings, {"cheap": 7}, resamples=5)
     pd.testing.assert_frame_equal(stock, first)
+
+
+def test_runs_in_a_baseline_archives_form_score_as_the_runs_themselves(bessel, tmp_path, monkeypatch):
+    """An archive gives a repeat of a configuration of the table back without its parameters and objectives
+    (`archive.archived_form`); read back from Parquet (its integer parameters then floats), such runs give the
+    package's arrays the full runs give, but for each unnamed repeat's own value (which the package only
+    shape-checks), through the fast path and the package's own `write_results` alike, and the same score."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from analysis.indicators.methodology import UNNAMED_REPEAT, record_rows, results_arrays
+    from analysis.simulate import archive
+
+    data = space_data(bessel, ["time"])
+    frames = []
+    for rep, (algorithm, aware) in enumerate([("genetic_algorithm", True), ("pso", False), ("diff_evo", True)]):
+        frame = simulate_run(data, algorithm, {"constraint_aware": aware, "maxiter": 8}, len(bessel.table), rep
+                             ).to_frame()
+        frame.insert(0, "repetition", rep)
+        frames.append(frame)
+    runs = pd.concat(frames, ignore_index=True)
+    relative = f"constraint_aware/runs/{bessel.device}/{bessel.kernel}/mixed.parquet"
+    pq.write_table(archive.archived_form(pa.Table.from_pandas(runs, preserve_index=False), relative,
+                                         lambda key: bessel), tmp_path / "archived.parquet")
+    archived = pd.read_parquet(tmp_path / "archived.parquet")
+    index, names = SpaceIndex.of(bessel, "time"), list(bessel.parameters)
+    unnamed = record_rows(archived, index, names) == UNNAMED_REPEAT
+    np.testing.assert_array_equal(unnamed, ~runs["first_visit"].to_numpy())  # every repeat is of the table's
+    assert unnamed.sum() > 10 and archived[f"param.{names[0]}"].dtype == float
+    full, ours = results_arrays(runs, index, names), results_arrays(archived, index, names)
+    package = _package_arrays(archived, index, names, "time")
+    for key in full:
+        np.testing.assert_array_equal(ours[key], package[key], err_msg=key)
+        if key.startswith("objective_performance_results"):
+            continue
+        np.testing.assert_array_equal(ours[key], full[key], err_msg=key)
+    # the study's own runs and score: the constraint-aware runner's simulated annealing (it repeats), scored
+    meta, parquet = tmp_path / "space.json", tmp_path / "space.parquet"
+    bessel.save(parquet, meta)
+    settings = ScoreSettings(time_resolution=50)
+    run(parquet, meta, None, "sa", "simulated_annealing", {}, True, 10, settings, 10.0, tmp_path / "sa.parquet",
+        tmp_path / "sa.json")
+    pq.write_table(archive.archived_form(pq.read_table(tmp_path / "sa.parquet"), relative, lambda key: bessel),
+                   tmp_path / "sa_archived.parquet")
+    assert pd.read_parquet(tmp_path / "sa_archived.parquet")[f"param.{names[0]}"].isna().sum() > 5
+    strategies = {"sa": {"algorithm": "simulated_annealing", "constraint_aware": True}}
+    for stock in ("", "1"):
+        monkeypatch.setenv("TSB_STOCK", stock)
+        for form in ("sa", "sa_archived"):
+            score(parquet, meta, None, strategies, {"sa": tmp_path / f"{form}.parquet"}, settings,
+                  tmp_path / f"{form}_s{stock}.parquet", tmp_path / f"{form}_c{stock}.parquet")
+        for kind in ("s", "c"):
+            pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / f"sa_archived_{kind}{stock}.parquet"),
+                                          pd.read_parquet(tmp_path / f"sa_{kind}{stock}.parquet"), check_exact=True)

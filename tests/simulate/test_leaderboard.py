@@ -12,18 +12,20 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
 from analysis.indicators.constraint_aware import space_budget
 from analysis.indicators.leaderboard import score
-from analysis.simulate import KernelTunerSpace, simulate_run
+from analysis.simulate import KernelTunerSpace, archive, simulate_run
 from analysis.simulate import leaderboard as lb
 from analysis.simulate.jobs import space_data
 from analysis.simulate.pyatf import compatible_tp, needs_tp_adapter, pyatf_run
 from analysis.simulate.reference import tune_kernel_trace
 from analysis.spaces.importers import import_space
 from analysis.spaces.methodology import ScoreSettings
+from analysis.spaces.space import Space
 from helpers import REPO
 
 HUB_MORE = REPO / "data" / "benchmark_hub_more"
@@ -126,9 +128,8 @@ def test_a_space_over_an_entrys_budget_limit_is_skipped_with_the_reason(stored, 
     assert pd.isna(row["score"]) and "leaderboard.fewer_spaces" in row["missing_reason"]
 
 
-def test_a_runs_file_of_several_spaces_scores_each_as_it_would_alone(stored, tmp_path: Path) -> None:
-    """Regression: the union of two spaces' parameter columns turned integers into floats, so that no configuration
-    of the first space was found (1.0 is not 1) and scoring failed."""
+def _second_space(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """MI250X/convolution stored under tmp_path/other, with its budget."""
     other = tmp_path / "other"
     other.mkdir()
     hub = REPO / "data" / "benchmark_hub"
@@ -136,7 +137,33 @@ def test_a_runs_file_of_several_spaces_scores_each_as_it_would_alone(stored, tmp
                          definition=hub / "kernels" / "convolution_milo.json", kernel="convolution", device="MI250X")
     space.save(other / "space.parquet", other / "space.json")
     space_budget(other / "space.parquet", other / "space.json", None, SETTINGS, other / "budget.json")
-    second = (other / "space.parquet", other / "space.json", other / "budget.json")
+    return other / "space.parquet", other / "space.json", other / "budget.json"
+
+
+def test_a_runs_file_in_a_baseline_archives_form_scores_as_the_runs_themselves(stored, tmp_path: Path) -> None:
+    """An archive gives a leaderboard file of two spaces back with each repeat of a configuration of a table
+    unnamed (`archive.archived_form`: parameters and objectives missing): scores, intervals and curves equal."""
+    second = _second_space(tmp_path)
+    lb.run([stored, second], "mls", "mls", {}, 3, SETTINGS, 10.0, tmp_path / "full.parquet")
+    spaces = {f"{s.device}/{s.kernel}": s for s in (Space.load(p, m) for p, m, _ in (stored, second))}
+    table = pq.read_table(tmp_path / "full.parquet")
+    pq.write_table(archive.archived_form(table, "leaderboard/runs/mls.parquet", spaces.__getitem__),
+                   tmp_path / "archived.parquet")
+    unnamed = pd.read_parquet(tmp_path / "archived.parquet").filter(like="param.").isna().all(axis=1)
+    assert unnamed.sum() > 10 and unnamed.sum() == (~table.column("first_visit").to_numpy()).sum()
+    for form in ("full", "archived"):
+        score("mls", "runs", [tmp_path / f"{form}.parquet"], [stored, second], 3, SETTINGS, 4,
+              tmp_path / f"{form}_s.parquet", tmp_path / f"{form}_c.parquet")
+    for kind in ("s", "c"):
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / f"archived_{kind}.parquet"),
+                                      pd.read_parquet(tmp_path / f"full_{kind}.parquet"), check_exact=True)
+    assert pd.read_parquet(tmp_path / "full_s.parquet")["score"].notna().all()
+
+
+def test_a_runs_file_of_several_spaces_scores_each_as_it_would_alone(stored, tmp_path: Path) -> None:
+    """Regression: the union of two spaces' parameter columns turned integers into floats, so that no configuration
+    of the first space was found (1.0 is not 1) and scoring failed."""
+    second = _second_space(tmp_path)
     lb.run([stored, second], "mls", "mls", {}, 2, SETTINGS, 10.0, tmp_path / "both.parquet")
     score("mls", "runs", [tmp_path / "both.parquet"], [stored, second], 2, SETTINGS, 0, tmp_path / "both_s.parquet",
           tmp_path / "both_c.parquet")
