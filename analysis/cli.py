@@ -848,8 +848,8 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--runs", nargs="+", required=True, help="the run files to restore, as paths under --results")
     s.set_defaults(func=_restore)
 
-    s = sub.add_parser("repack", description="pack a baseline archive again in the current format "
-                       "(docs/baselines.md)", epilog="Its run files are restored under --results (which holds their "
+    s = sub.add_parser("repack", description="pack a baseline archive again in this format (docs/baselines.md)",
+                       epilog="Its run files are restored under --results (which holds their "
                        "spaces, and none of the run files) and removed again after packing.")
     s.add_argument("--archive", required=True, help="the archive (data/baselines/<study>.parquet)")
     s.add_argument("--out", required=True, help="the new archive")
