@@ -364,12 +364,15 @@ class Piece:
     entry: dict[str, Any]  # space, fingerprint, rows, derived, kept
 
 
-def _not_kept(table: pa.Table, codes: np.ndarray, space: Space, coder: SpaceCodes) -> tuple[np.ndarray, np.ndarray]:
-    """Which rows of a piece are repeats of a configuration of the space's table, and the piece's codes with those
-    rows' codes replaced by REPEAT_VALID / REPEAT_INVALID."""
+def _not_kept(table: pa.Table, codes: np.ndarray, space: Space, coder: SpaceCodes) -> tuple[np.ndarray, Context]:
+    """Which rows of a piece are repeats of a configuration of the space's table, and the piece's context with
+    those rows' codes replaced by REPEAT_VALID / REPEAT_INVALID (and no table row)."""
     ctx = _context(table, codes, space, coder)
     repeat = ~ctx.first & (ctx.rows >= 0)
-    return repeat, np.where(repeat, np.where(_valid(ctx), REPEAT_VALID, REPEAT_INVALID), codes)
+    kept = Context(np.where(repeat, np.where(_valid(ctx), REPEAT_VALID, REPEAT_INVALID), codes), ctx.start,
+                   np.where(repeat, -1, ctx.rows), space)
+    kept.__dict__["first"] = ctx.first  # the same first visits (a repeat is none): not searched for again
+    return repeat, kept
 
 
 def _without(table: pa.Table, rows: np.ndarray) -> pa.Table:
@@ -421,14 +424,13 @@ def pack_piece(table: pa.Table, where: str, key: str, space: Space, coder: Space
     give back `archived_form` of them exactly."""
     params = _params(table.schema)
     codes, placeholder = _codes(table, where, key, coder)
-    repeat, codes = _not_kept(table, codes, space, coder)
+    repeat, ctx = _not_kept(table, codes, space, coder)
     table = _without(table, repeat)
-    ctx = _context(table, codes, space, coder)
     derived = [c for c in table.column_names
                if (rebuilt := _rebuild(c, ctx, placeholder)) is not None
                and _same(rebuilt.cast(table.schema.field(c).type), table.column(c).combine_chunks())]
     kept = [c for c in table.column_names if c not in derived and c not in params]
-    stored = store_configs(codes, ctx.runs, ctx.rows, len(space.table))
+    stored = store_configs(ctx.codes, ctx.runs, ctx.rows, len(space.table))
     columns = pa.table({"config": stored, **{c: table.column(c) for c in kept}})
     piece = Piece(columns, {"space": key, "fingerprint": coder.fingerprint, "rows": table.num_rows,
                             "derived": derived, "kept": kept})
