@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -296,3 +298,12 @@ def test_the_last_step_leaves_only_the_untaken_changes():
     for table in sorted(p.name for p in new.glob("*.csv")):
         assert ((last / table).read_bytes() == (new / table).read_bytes()) == (table != "constraint_aware_gains.csv"), \
             table
+
+
+def test_the_base_recomputed_gives_the_tables_the_steps_start_from():
+    """e85862f recomputed from nothing (docs/history/e85862f/recomputed.json): what differed from its published
+    outputs is none of the tables the history keeps, so the steps' moves are their changes'."""
+    record = json.loads((HISTORY / changes.BASE / "recomputed.json").read_text())
+    assert record["base"] == changes.BASE and record["adds"] == []
+    kept = {p.name for p in (HISTORY / changes.BASE).glob("*.csv")}
+    assert kept and not kept & {Path(name).name for name in record["differs"]}
