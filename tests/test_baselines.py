@@ -258,3 +258,20 @@ def test_repack_packs_an_archive_again_and_leaves_no_run_file(tmp):
     with pytest.raises(ArchiveError, match="would be overwritten"):
         archive.repack(tmp / "first.parquet", tmp / "third.parquet", scratch, {})
     assert (scratch / rel).read_text() == "mine" and not (tmp / "third.parquet").exists()
+
+
+# --- the published archive ------------------------------------------------------------------------------------
+
+ARCHIVE_TARGET_BYTES = 50_000_000  # issue 46: the baseline archive fits in 50 MB
+
+
+def test_the_published_archive_is_format_2_and_fits_its_50_mb():
+    manifest = pd.read_csv(REPOSITORY / "data" / "MANIFEST.csv", dtype={"bytes": int})
+    rows = manifest[manifest["path"].str.startswith("baselines/")]
+    assert sorted(rows["path"]) == [f"baselines/{s}.parquet" for s in ("comparison", "constraint_aware",
+                                                                        "leaderboard")]
+    for path, size in zip(rows["path"], rows["bytes"], strict=True):
+        file = REPOSITORY / "data" / path
+        assert file.stat().st_size == size, path
+        assert archive.read_meta(file)["format_version"] == archive.FORMAT_VERSION, path
+    assert rows["bytes"].sum() <= ARCHIVE_TARGET_BYTES

@@ -212,8 +212,10 @@ def test_on_the_wall_clock_slower_evaluations_move_bayes_opt_runs(space_dir, mon
         perf_counter_ns = staticmethod(time.perf_counter_ns)
 
     monkeypatch.setattr(seeding, "TickClock", WallClock)
+    # 50 ms an evaluation: the refit rule compares it with five times the last prediction, which a busy machine
+    # (this suite's own workers beside it) can stretch past the 10 ms of the test above
     assert trace_digest(bayes_opt_run(space_dir, monkeypatch, 0.0)) != trace_digest(
-        bayes_opt_run(space_dir, monkeypatch, 0.01))
+        bayes_opt_run(space_dir, monkeypatch, 0.05))
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5])
