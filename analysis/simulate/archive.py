@@ -369,10 +369,8 @@ def _not_kept(table: pa.Table, codes: np.ndarray, space: Space, coder: SpaceCode
     those rows' codes replaced by REPEAT_VALID / REPEAT_INVALID (and no table row)."""
     ctx = _context(table, codes, space, coder)
     repeat = ~ctx.first & (ctx.rows >= 0)
-    kept = Context(np.where(repeat, np.where(_valid(ctx), REPEAT_VALID, REPEAT_INVALID), codes), ctx.start,
-                   np.where(repeat, -1, ctx.rows), space)
-    kept.__dict__["first"] = ctx.first  # the same first visits (a repeat is none): not searched for again
-    return repeat, kept
+    return repeat, Context(np.where(repeat, np.where(_valid(ctx), REPEAT_VALID, REPEAT_INVALID), codes), ctx.start,
+                           np.where(repeat, -1, ctx.rows), space)
 
 
 def _without(table: pa.Table, rows: np.ndarray) -> pa.Table:
